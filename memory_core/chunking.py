@@ -1,0 +1,134 @@
+"""Cut Markdown into overlapping, line-addressed chunks. Pure functions, no I/O.
+
+Sizes are budgeted in characters at about four per token; a CJK character counts as a whole
+token (four characters) so CJK chunks stay inside the model's budget. A chunk records the 1-based,
+inclusive lines it covers. When a chunk is nearly full the cut prefers a Markdown heading or a
+blank line, so chunks follow the note's own structure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .textutil import sha256_hex, split_lines
+
+CHARS_PER_TOKEN = 4
+CHUNKER_VERSION = "md-1"  # stored in the index identity: change it when boundaries change
+
+_CJK = re.compile(r"[\u2E80-\u9FFF\uA000-\uA4FF\uAC00-\uD7AF\uF900-\uFAFF\U00020000-\U0002FA1F]")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_MIN_FILL = 0.5  # a structural cut is taken only once the chunk is at least this full
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int
+    end_line: int
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class _Piece:
+    line: int
+    text: str
+    cost: int  # weighted characters, plus one for the newline
+
+
+def text_cost(text: str) -> int:
+    """Weighted length: one per character, four per CJK character."""
+    return len(text) + (CHARS_PER_TOKEN - 1) * len(_CJK.findall(text))
+
+
+def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Chunk ``text`` into pieces of about ``tokens`` tokens that share ``overlap`` tokens."""
+    max_cost = max(32, tokens * CHARS_PER_TOKEN)
+    overlap_cost = max(0, min(overlap, tokens - 1)) * CHARS_PER_TOKEN
+    chunks: list[Chunk] = []
+    current: list[_Piece] = []
+    carried = 0  # leading pieces of `current` repeated from the previous chunk
+
+    def size(pieces: list[_Piece]) -> int:
+        return sum(p.cost for p in pieces)
+
+    for piece in _pieces(text, max_cost):
+        while current and size(current) + piece.cost > max_cost:
+            if carried == len(current):  # only overlap left and it does not fit: drop it
+                current, carried = [], 0
+                break
+            cut = _best_cut(current, carried, max_cost)
+            emitted = current[:cut]
+            chunks.append(_make_chunk(emitted))
+            tail = _overlap_tail(emitted, overlap_cost)
+            current, carried = tail + current[cut:], len(tail)
+        current.append(piece)
+    if len(current) > carried:
+        chunks.append(_make_chunk(current))
+    return [c for c in chunks if c.text.strip()]
+
+
+def _pieces(text: str, max_cost: int) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for number, line in enumerate(split_lines(text), start=1):
+        for segment in _split_long_line(line, max_cost - 1):
+            pieces.append(_Piece(number, segment, text_cost(segment) + 1))
+    return pieces
+
+
+def _split_long_line(line: str, limit: int) -> list[str]:
+    """Split one line into segments whose weighted cost is at most ``limit``, preferring spaces."""
+    if text_cost(line) <= limit:
+        return [line]
+    segments: list[str] = []
+    start, cost = 0, 0
+    last_space = -1
+    for i, ch in enumerate(line):
+        weight = CHARS_PER_TOKEN if _CJK.match(ch) else 1
+        if cost + weight > limit:
+            cut = last_space + 1 if last_space > start + (i - start) // 2 else i
+            segments.append(line[start:cut])
+            start = cut
+            cost = text_cost(line[start:i])
+            last_space = -1
+        cost += weight
+        if ch == " ":
+            last_space = i
+    segments.append(line[start:])
+    return [s for s in segments if s]
+
+
+def _best_cut(pieces: list[_Piece], carried: int, max_cost: int) -> int:
+    """Where to end the chunk: before a heading or after a blank line when it is full enough."""
+    best = len(pieces)
+    filled = 0
+    for j in range(len(pieces)):
+        if j > carried and filled >= _MIN_FILL * max_cost:
+            if _HEADING.match(pieces[j].text) or not pieces[j - 1].text.strip():
+                best = j
+        filled += pieces[j].cost
+    return best
+
+
+def _overlap_tail(pieces: list[_Piece], budget: int) -> list[_Piece]:
+    """The last whole pieces of a chunk that fit in the overlap budget."""
+    tail: list[_Piece] = []
+    used = 0
+    for piece in reversed(pieces):
+        if used + piece.cost > budget:
+            break
+        tail.insert(0, piece)
+        used += piece.cost
+    return tail
+
+
+def _make_chunk(pieces: list[_Piece]) -> Chunk:
+    parts: list[str] = []
+    previous_line = None
+    for piece in pieces:
+        if previous_line is not None:
+            parts.append("" if piece.line == previous_line else "\n")
+        parts.append(piece.text)
+        previous_line = piece.line
+    text = "".join(parts)
+    return Chunk(pieces[0].line, pieces[-1].line, text, sha256_hex(text))

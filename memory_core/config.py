@@ -1,0 +1,185 @@
+"""memdex settings: one pydantic-settings model.
+
+Sources, highest first: explicit overrides (CLI flags) > ``MEMDEX_*`` environment variables
+(nested keys joined with ``__``, e.g. ``MEMDEX_QUERY__MAX_RESULTS``) > a TOML file > defaults.
+Every key is documented, with its default, in ``config.example.toml``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from .errors import ConfigError
+
+_TOML_FILE: ContextVar[Path | None] = ContextVar("memdex_toml_file", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingSettings(_Section):
+    """How Markdown files are cut into indexed chunks."""
+
+    tokens: int = Field(400, ge=16, le=8192, description="target chunk size in tokens (~4 characters each)")
+    overlap: int = Field(80, ge=0, description="tokens of context repeated from the end of the previous chunk")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSettings:
+        if self.overlap >= self.tokens:
+            raise ValueError(f"chunking.overlap ({self.overlap}) must be smaller than chunking.tokens ({self.tokens})")
+        return self
+
+
+class QuerySettings(_Section):
+    """Defaults for memory_search when the caller does not say."""
+
+    max_results: int = Field(6, ge=1, le=50, description="results returned by default")
+    min_score: float = Field(0.35, ge=0.0, le=1.0, description="lowest hybrid score returned by default")
+
+
+class ServerSettings(_Section):
+    """How `memdex serve` listens."""
+
+    transport: Literal["stdio", "sse", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+
+
+class Settings(BaseSettings):
+    """Everything memdex can be told. Build with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMDEX_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    workspace: Path = Field(Path("."), description="folder holding MEMORY.md and memory/")
+    extra_paths: list[str] = Field(default_factory=list, description="more folders or .md files to index")
+    index_path: Path | None = Field(None, description="SQLite index file; default under the user state dir")
+    timezone: str | None = Field(None, description="IANA zone for daily logs; default the system zone")
+    read_only: bool = Field(False, description="remove memory_append")
+    auth_token: SecretStr | None = Field(None, description="bearer token required on HTTP transports")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    query: QuerySettings = Field(default_factory=QuerySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError) as exc:
+                raise ValueError(f"unknown timezone {value!r}; use an IANA name such as 'Europe/Paris'") from exc
+        return value or None
+
+    @field_validator("extra_paths", mode="before")
+    @classmethod
+    def _split_env_list(cls, value: Any) -> Any:
+        # MEMDEX_EXTRA_PATHS may be JSON (handled by pydantic-settings) or a plain os.pathsep list.
+        if isinstance(value, str):
+            return [part for part in value.split(os.pathsep) if part.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = _TOML_FILE.get()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+    # Derived values -------------------------------------------------------------------------
+
+    @property
+    def workspace_dir(self) -> Path:
+        """The workspace as an absolute, symlink-free path."""
+        return self.workspace.expanduser().resolve()
+
+    @property
+    def zone(self) -> ZoneInfo | None:
+        """The configured zone, or None for the system's local zone."""
+        return ZoneInfo(self.timezone) if self.timezone else None
+
+    @property
+    def index_file(self) -> Path:
+        """Where the SQLite index lives."""
+        if self.index_path is not None:
+            return self.index_path.expanduser().resolve()
+        return default_index_path(self.workspace_dir)
+
+
+def state_dir() -> Path:
+    """The per-user state directory memdex keeps derived data in."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    else:
+        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "memdex"
+
+
+def default_index_path(workspace: Path) -> Path:
+    """A stable index file per workspace: its folder name plus a short hash of its full path."""
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:10]
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in workspace.name) or "workspace"
+    return state_dir() / f"{name}-{digest}.sqlite"
+
+
+def default_config_file() -> Path | None:
+    """``$MEMDEX_CONFIG``, else ``~/.config/memdex/config.toml`` when it exists."""
+    if env := os.environ.get("MEMDEX_CONFIG"):
+        return Path(env).expanduser()
+    candidate = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "memdex" / "config.toml"
+    return candidate if candidate.is_file() else None
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build settings from overrides > environment > TOML file > defaults.
+
+    ``overrides`` use the model's shape (``server={"port": 9000}``); ``None`` values are dropped so an
+    unset CLI flag never hides a lower source.
+    """
+    path = config_file if config_file is not None else default_config_file()
+    if path is not None and not path.is_file():
+        raise ConfigError(f"config file {path} does not exist; create it from config.example.toml or drop --config")
+    token = _TOML_FILE.set(path)
+    try:
+        return Settings(**_drop_none(overrides))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        source = f" (config file {path})" if path else ""
+        raise ConfigError(f"invalid settings{source}: {problems}") from None
+    finally:
+        _TOML_FILE.reset(token)
+
+
+def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
+    cleaned: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            value = _drop_none(value)
+            if not value:
+                continue
+        if value is not None:
+            cleaned[key] = value
+    return cleaned

@@ -1,0 +1,128 @@
+"""The one place SQLite connections are made.
+
+The standard library's ``sqlite3`` is used when it can load extensions; otherwise ``pysqlite3``
+(the ``pysqlite3-binary`` wheel on Linux). sqlite-vec is loaded into every connection when
+possible. When it cannot be, connections still open and keyword search keeps working; the reason
+is reported once, with what to do about it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3 as _stdlib_sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = 5000
+
+_VEC_FIX = (
+    "Vector search is off; keyword search still works. To enable it use a Python whose sqlite3 can load "
+    "extensions (python.org or Homebrew builds can), or on Linux `pip install pysqlite3-binary`, "
+    "and make sure `pip install sqlite-vec` succeeded."
+)
+
+
+@dataclass(frozen=True)
+class SqliteDriver:
+    """Which sqlite3 module is in use and whether sqlite-vec loads into it."""
+
+    module: ModuleType
+    vec_version: str | None
+    vec_error: str | None
+
+    @property
+    def name(self) -> str:
+        return self.module.__name__
+
+    @property
+    def sqlite_version(self) -> str:
+        return str(self.module.sqlite_version)
+
+    @property
+    def vectors(self) -> bool:
+        return self.vec_version is not None
+
+
+def _can_load_extensions(module: ModuleType) -> bool:
+    conn = module.connect(":memory:")
+    try:
+        return hasattr(conn, "enable_load_extension")
+    finally:
+        conn.close()
+
+
+def _load_vec(conn: Any) -> str:
+    import sqlite_vec
+
+    conn.enable_load_extension(True)
+    try:
+        sqlite_vec.load(conn)
+    finally:
+        conn.enable_load_extension(False)
+    return str(conn.execute("select vec_version()").fetchone()[0])
+
+
+def _probe() -> SqliteDriver:
+    candidates: list[ModuleType] = [_stdlib_sqlite3]
+    try:
+        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
+
+        candidates.append(pysqlite3)
+    except ImportError:
+        pass
+    capable = [m for m in candidates if _can_load_extensions(m)]
+    if not capable:
+        return SqliteDriver(_stdlib_sqlite3, None, f"this Python's sqlite3 cannot load extensions. {_VEC_FIX}")
+    module = capable[0]
+    conn = module.connect(":memory:")
+    try:
+        return SqliteDriver(module, _load_vec(conn), None)
+    except Exception as exc:  # ImportError, OperationalError, AttributeError: all mean "no vectors"
+        return SqliteDriver(module, None, f"sqlite-vec did not load ({exc}). {_VEC_FIX}")
+    finally:
+        conn.close()
+
+
+_driver: SqliteDriver | None = None
+
+
+def driver() -> SqliteDriver:
+    """The driver for this process, probed once (and the sqlite-vec warning logged once)."""
+    global _driver
+    if _driver is None:
+        _driver = _probe()
+        if _driver.vec_error:
+            logger.warning("%s", _driver.vec_error)
+        else:
+            logger.debug("sqlite %s via %s, sqlite-vec %s", _driver.sqlite_version, _driver.name, _driver.vec_version)
+    return _driver
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Any:
+    """Open a connection with memdex's pragmas, sqlite-vec loaded when available.
+
+    Connections are created with ``check_same_thread=False``: the engine guarantees that each one
+    is used by one thread at a time.
+    """
+    drv = driver()
+    if readonly:
+        conn = drv.module.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        conn = drv.module.connect(str(path), check_same_thread=False, isolation_level=None)
+    conn.row_factory = drv.module.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    if drv.vectors:
+        _load_vec(conn)
+    return conn
+
+
+def database_error() -> type[Exception]:
+    """The DatabaseError class of the active driver (stdlib and pysqlite3 have separate ones)."""
+    return driver().module.DatabaseError  # type: ignore[no-any-return]

@@ -1,0 +1,85 @@
+"""The synchronous halves of a sync: prepare files on a worker thread, write them on the writer.
+
+Preparing (stat, read, hash, chunk) needs no database, so it runs outside the writer. Writing
+re-checks each file's stat: a file that changed after it was read is skipped and reported, so a
+slow full sync can never overwrite what a faster, newer write already indexed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import store
+from .chunking import Chunk, chunk_markdown
+from .store import FileState
+from .textutil import sha256_hex
+from .workspace import MemoryFile
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One file's pending change: new chunks, or (chunks None) only a new mtime/size."""
+
+    file: MemoryFile
+    state: FileState
+    chunks: list[Chunk] | None
+
+
+def _stat(file: MemoryFile) -> tuple[int, int] | None:
+    try:
+        st = os.stat(file.path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def prepare(
+    files: Sequence[MemoryFile],
+    known: Mapping[str, FileState],
+    *,
+    tokens: int,
+    overlap: int,
+    force: bool = False,
+) -> tuple[list[Prepared], list[str]]:
+    """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile)."""
+    changes: list[Prepared] = []
+    vanished: list[str] = []
+    for file in files:
+        seen = _stat(file)
+        if seen is None:
+            vanished.append(file.rel)
+            continue
+        old = known.get(file.rel)
+        if not force and old is not None and (old.mtime_ns, old.size) == seen:
+            continue
+        try:
+            data = file.path.read_bytes()
+        except OSError:
+            vanished.append(file.rel)
+            continue
+        state = FileState(sha256_hex(data), *seen)
+        if not force and old is not None and old.hash == state.hash:
+            changes.append(Prepared(file, state, None))
+            continue
+        text = data.decode("utf-8", errors="replace")
+        changes.append(Prepared(file, state, chunk_markdown(text, tokens, overlap)))
+    return changes, vanished
+
+
+def write(conn: Any, changes: Sequence[Prepared], removed: Sequence[str]) -> list[str]:
+    """Apply changes in one transaction; returns paths skipped because they changed since read."""
+    stale: list[str] = []
+    with store.transaction(conn):
+        for change in changes:
+            if _stat(change.file) != (change.state.mtime_ns, change.state.size):
+                stale.append(change.file.rel)
+                continue
+            if change.chunks is None:
+                store.touch_file(conn, change.file.rel, change.state)
+            else:
+                store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+        store.delete_files(conn, removed)
+    return stale

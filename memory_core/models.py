@@ -1,0 +1,73 @@
+"""The engine's answers. Their JSON form (camelCase) is what the MCP tools return."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class IndexStatus(_Answer):
+    """How far the index is, so a caller can judge an empty or partial answer."""
+
+    state: Literal["starting", "indexing", "ready", "error"] = Field(
+        description="'indexing' while a sync runs (answers cover what is indexed so far)"
+    )
+    files: int = Field(description="memory files in the index")
+    chunks: int = Field(description="chunks in the index")
+    files_done: int = Field(0, description="files handled by the running sync")
+    files_total: int = Field(0, description="files the running sync will handle")
+    last_sync: str | None = Field(None, description="when the last sync finished (ISO 8601, UTC)")
+    error: str | None = Field(None, description="why the last sync failed, if it did")
+
+
+class Hit(_Answer):
+    """One ranked chunk of a memory file."""
+
+    path: str = Field(description="workspace-relative path; pass it to memory_get")
+    start_line: int = Field(description="first line of the chunk (1-based)")
+    end_line: int = Field(description="last line of the chunk (inclusive)")
+    score: float = Field(description="relevance, 0..1, higher is better")
+    text_score: float | None = Field(None, description="keyword (BM25) part of the score")
+    vector_score: float | None = Field(None, description="semantic (embedding) part of the score")
+    snippet: str = Field(description="the chunk's text, cut to 700 characters")
+    source: Literal["memory", "sessions"] = "memory"
+
+
+class SearchAnswer(_Answer):
+    """Ranked results plus what produced them."""
+
+    results: list[Hit]
+    mode: Literal["hybrid", "keyword"] = Field(description="'keyword' when no embeddings are in use")
+    provider: str | None = Field(None, description="embedding provider, when one is in use")
+    model: str | None = Field(None, description="embedding model, when one is in use")
+    warning: str | None = Field(None, description="something the caller should know about this answer")
+    index_status: IndexStatus
+
+
+class Excerpt(_Answer):
+    """Lines read from a memory file on disk."""
+
+    path: str
+    text: str
+    from_: int = Field(alias="from", description="first line returned (1-based)")
+    to: int = Field(description="last line returned (inclusive; from-1 when nothing was returned)")
+    total_lines: int
+    next_from: int | None = Field(None, description="pass as 'from' to continue; null at the end")
+    note: str | None = Field(None, description="why the answer stops early, when it does")
+
+
+class AppendReceipt(_Answer):
+    """What memory_append wrote."""
+
+    path: str
+    start_line: int = Field(description="first line of the appended entry")
+    end_line: int = Field(description="last line of the appended entry")
+    bytes_written: int
+    created: bool = Field(description="true when this append created the file")
+    duplicate: bool = Field(False, description="true when the same text was already there, so nothing was written")

@@ -1,0 +1,222 @@
+"""The SQLite index: schema and the synchronous operations on it.
+
+Every function takes an open connection and runs on the caller's thread; the engine decides which
+thread that is (one writer, pooled readers). Chunk text is stored once, in ``chunks``; the FTS5
+table is an external-content index over it, kept in step by triggers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import db
+from .chunking import Chunk
+from .errors import StoreError
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+FTS_TOKENIZER = "porter unicode61"
+
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    path TEXT PRIMARY KEY,
+    source TEXT NOT NULL DEFAULT 'memory',
+    hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'memory',
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TABLE embedding_cache (
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    last_used REAL NOT NULL,
+    PRIMARY KEY (provider, model, fingerprint, hash)
+) WITHOUT ROWID;
+CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index knows about one file."""
+
+    hash: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk as search returns it."""
+
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    rank: float
+
+
+@contextmanager
+def transaction(conn: Any) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def open_index(path: Path) -> Any:
+    """Open (creating if needed) the index at ``path`` for writing.
+
+    The index is derived data: a file that is not a memdex index of this schema version, or is
+    corrupt, is deleted and recreated empty, and the next sync rebuilds it from the Markdown.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = db.connect(path)
+        if _ensure_schema(conn):
+            return conn
+        conn.close()
+        logger.warning("index %s has another schema version; rebuilding it from the Markdown", path)
+    except db.database_error() as exc:
+        logger.warning("index %s is unreadable (%s); rebuilding it from the Markdown", path, exc)
+    remove_index_files(path)
+    conn = db.connect(path)
+    if not _ensure_schema(conn):
+        raise StoreError(f"could not create an index at {path}; check that the folder is writable")
+    return conn
+
+
+def _ensure_schema(conn: Any) -> bool:
+    """Create the schema in an empty database; False when the file holds something else."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
+        return True
+    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if version != 0 or tables:
+        return False
+    conn.executescript(_SCHEMA)
+    return True
+
+
+def remove_index_files(path: Path) -> None:
+    """Delete an index file and its WAL/SHM companions."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+# Meta ------------------------------------------------------------------------------------------
+
+
+def read_meta(conn: Any, key: str) -> Any:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def write_meta(conn: Any, key: str, value: Any) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, json.dumps(value, sort_keys=True)),
+    )
+
+
+# Files and chunks ------------------------------------------------------------------------------
+
+
+def file_states(conn: Any) -> dict[str, FileState]:
+    rows = conn.execute("SELECT path, hash, mtime_ns, size FROM files").fetchall()
+    return {r[0]: FileState(r[1], r[2], r[3]) for r in rows}
+
+
+def replace_file(
+    conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]
+) -> list[int]:
+    """Replace a file's chunks (inside the caller's transaction); returns the new chunk ids."""
+    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+    ids: list[int] = []
+    for chunk in chunks:
+        cur = conn.execute(
+            "INSERT INTO chunks(path, source, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?, ?)",
+            (path, source, chunk.start_line, chunk.end_line, chunk.hash, chunk.text),
+        )
+        ids.append(int(cur.lastrowid))
+    conn.execute(
+        "INSERT INTO files(path, source, hash, mtime_ns, size, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+        "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at",
+        (path, source, state.hash, state.mtime_ns, state.size, time.time()),
+    )
+    return ids
+
+
+def touch_file(conn: Any, path: str, state: FileState) -> None:
+    """Record a new mtime/size for a file whose content hash did not change."""
+    conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (state.mtime_ns, state.size, path))
+
+
+def delete_files(conn: Any, paths: Iterable[str]) -> None:
+    """Remove files and every row derived from them (inside the caller's transaction)."""
+    for path in paths:
+        conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def counts(conn: Any) -> tuple[int, int]:
+    """(files, chunks) in the index."""
+    files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    return int(files), int(chunks)
+
+
+# Search ----------------------------------------------------------------------------------------
+
+
+def keyword_search_sql() -> str:
+    """The BM25 query; kept apart from running it so it can be read and tested on its own."""
+    return (
+        "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, bm25(chunks_fts) AS rank "
+        "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+        "WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+    )
+
+
+def keyword_search(conn: Any, fts_query: str, limit: int) -> list[ChunkRow]:
+    rows = conn.execute(keyword_search_sql(), (fts_query, limit)).fetchall()
+    return [ChunkRow(*row) for row in rows]

@@ -1,0 +1,30 @@
+"""Small text helpers shared by the chunker, the reader and the search results."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def split_lines(text: str) -> list[str]:
+    """Split text into lines the way editors number them: on ``\\n``, dropping a trailing ``\\r``.
+
+    A final newline does not start an extra line, so ``"a\\nb\\n"`` has two lines.
+    """
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def sha256_hex(data: str | bytes) -> str:
+    """Hex SHA-256 of bytes, or of a string's UTF-8 encoding."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut text to at most ``limit`` characters (code points, so no surrogate pair is split)."""
+    return text if len(text) <= limit else text[:limit]

@@ -1,0 +1,184 @@
+"""Which files are memory, and the path policy every read and write goes through.
+
+Memory files are ``MEMORY.md`` (or ``memory.md``) at the workspace root, every ``*.md`` under
+``memory/``, and the configured extra paths (folders, searched recursively, or single ``.md``
+files). Hidden entries, ``node_modules`` and symlinks below a root are never followed, so a path
+can neither climb out of the memory files nor be redirected elsewhere. Paths in answers are
+workspace-relative with forward slashes (extra folders outside the workspace start with ``../``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PathError
+
+logger = logging.getLogger(__name__)
+
+LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
+DAILY_DIR = "memory"
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file: its answer path (``rel``) and where it is on disk."""
+
+    rel: str
+    path: Path
+    source: str = "memory"
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name in SKIPPED_DIRS
+
+
+class Workspace:
+    """The memory files of one workspace folder."""
+
+    def __init__(self, root: Path, extra_paths: Sequence[str] = ()) -> None:
+        self.root = root.expanduser().resolve()
+        self.extra_roots = [r for r in (self._extra_root(p) for p in extra_paths) if r is not None]
+
+    def _extra_root(self, raw: str) -> Path | None:
+        path = Path(os.path.expanduser(raw))
+        path = (path if path.is_absolute() else self.root / path).resolve()  # the user chose this root
+        if path.is_dir() or (path.is_file() and path.suffix == ".md"):
+            return path
+        logger.warning("extra path %s is neither a folder nor a .md file; skipping it", raw)
+        return None
+
+    # Discovery ----------------------------------------------------------------------------------
+
+    def discover(self) -> list[MemoryFile]:
+        """Every memory file, each once, sorted by answer path."""
+        found: dict[Path, MemoryFile] = {}
+        for name in LONG_TERM_NAMES:
+            candidate = self.root / name
+            if _regular_file(candidate) and not any(os.path.samefile(candidate, f) for f in found):
+                found[candidate] = self._memory_file(candidate)
+        for base in [self.root / DAILY_DIR, *self.extra_roots]:
+            for path in self._walk(base):
+                found.setdefault(path, self._memory_file(path))
+        return sorted(found.values(), key=lambda f: f.rel)
+
+    def _walk(self, base: Path) -> Iterator[Path]:
+        if _regular_file(base):
+            if base.suffix == ".md":
+                yield base
+            return
+        if not _real_dir(base):  # a symlinked memory/ is not followed; extra roots are already resolved
+            return
+        stack = [base]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                logger.warning("cannot list %s: %s", folder, exc)
+                continue
+            for entry in entries:
+                if _skipped(entry.name) or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
+
+    def _memory_file(self, path: Path) -> MemoryFile:
+        return MemoryFile(self.relpath(path), path)
+
+    def relpath(self, path: Path) -> str:
+        """The answer path of an absolute path."""
+        return Path(os.path.relpath(path, self.root)).as_posix()
+
+    # Policy -------------------------------------------------------------------------------------
+
+    def resolve(self, raw: str, *, must_exist: bool = True) -> MemoryFile:
+        """Check that ``raw`` names a memory file and return it; PathError with the reason otherwise."""
+        if not isinstance(raw, str) or not raw.strip():
+            raise PathError("path is empty: pass a path exactly as memory_search returned it, e.g. 'MEMORY.md'")
+        if "\x00" in raw:
+            raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
+        given = Path(raw.strip().replace("\\", "/"))
+        target = Path(os.path.normpath(given if given.is_absolute() else self.root / given))
+        if target.suffix != ".md":
+            raise PathError(f"{raw!r} is not a Markdown file: only *.md memory files can be read or written")
+        base = self._allowed_base(target)
+        if base is None:
+            raise PathError(
+                f"{raw!r} is outside the memory files ({self.describe()}); "
+                "use a path exactly as memory_search returned it"
+            )
+        self._check_components(raw, base, target, must_exist)
+        return self._memory_file(target)
+
+    def describe(self) -> str:
+        """A one-line summary of what counts as memory, for error messages."""
+        extras = ", ".join(self.relpath(r) + ("/**/*.md" if r.is_dir() else "") for r in self.extra_roots)
+        return "MEMORY.md, memory/**/*.md" + (f", {extras}" if extras else "")
+
+    def _allowed_base(self, target: Path) -> Path | None:
+        for root in self.extra_roots:
+            if target == root or (root.is_dir() and target.is_relative_to(root)):
+                return root
+        if target.is_relative_to(self.root):
+            parts = target.relative_to(self.root).parts
+            if len(parts) == 1 and parts[0] in LONG_TERM_NAMES:
+                return self.root
+            if len(parts) >= 2 and parts[0] == DAILY_DIR:
+                return self.root
+        return None
+
+    def _check_components(self, raw: str, base: Path, target: Path, must_exist: bool) -> None:
+        """Refuse hidden or symlinked components between the root and the file."""
+        current = base
+        for part in target.relative_to(base).parts if target != base else ():
+            if _skipped(part):
+                raise PathError(f"{raw!r} goes through a hidden or ignored folder ({part}); memory files never do")
+            current = current / part
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                if must_exist:
+                    raise PathError(
+                        f"no memory file at {self.relpath(target)}; run memory_search to find existing paths"
+                    ) from None
+                return
+            except OSError as exc:
+                raise PathError(f"cannot access {self.relpath(target)}: {exc.strerror}") from None
+            if stat.S_ISLNK(mode):
+                raise PathError(f"{raw!r} goes through a symlink ({self.relpath(current)}); symlinks are not followed")
+        if must_exist and not stat.S_ISREG(os.lstat(target).st_mode):
+            raise PathError(f"{self.relpath(target)} is not a regular file")
+
+    # Well-known files ---------------------------------------------------------------------------
+
+    def daily_file(self, day: dt.date) -> MemoryFile:
+        return self._memory_file(self.root / DAILY_DIR / f"{day.isoformat()}.md")
+
+    def long_term_file(self) -> MemoryFile:
+        for name in LONG_TERM_NAMES:
+            if _regular_file(self.root / name):
+                return self._memory_file(self.root / name)
+        return self._memory_file(self.root / LONG_TERM_NAMES[0])
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,26 @@
+"""memdex's prompt texts, kept as Markdown files beside this module, and their rendering."""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import cache
+from importlib import resources
+from zoneinfo import ZoneInfo
+
+DATE_PLACEHOLDER = "YYYY-MM-DD"
+
+
+@cache
+def load(name: str) -> str:
+    """The text of ``prompts/<name>`` (e.g. ``"memory_flush.md"``), without trailing whitespace."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8").strip()
+
+
+def render_flush(day: dt.date, now: dt.datetime, zone: ZoneInfo | None) -> str:
+    """The pre-compaction flush message for ``day``, ending with the current time."""
+    text = load("memory_flush.md").replace(DATE_PLACEHOLDER, day.isoformat())
+    local = now.astimezone(zone)
+    zone_name = zone.key if zone else (local.tzname() or "local time")
+    utc = now.astimezone(dt.timezone.utc)
+    stamp = f"{local:%A, %B} {local.day}, {local:%Y} {local:%H:%M} ({zone_name}) / {utc:%Y-%m-%d %H:%M} UTC"
+    return f"{text}\n\nCurrent time: {stamp}"
