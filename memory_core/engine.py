@@ -105,6 +105,9 @@ class MemoryEngine:
         self._sync_lock = anyio.Lock()
         self._writer = await anyio.to_thread.run_sync(store.open_index, self.index_path)
         stored = await self._write(store.read_meta, "identity")
+        self._last_sync = await self._write(store.read_meta, "last_sync")
+        if self._last_sync is not None and stored == self._identity:
+            self._state = "ready"  # complete as of the last sync; the first sync below catches up
         self._identity_stale = stored != self._identity
         if self._identity_stale and stored is not None:
             logger.info("index settings changed (%s -> %s); every file will be re-indexed", stored, self._identity)
@@ -212,13 +215,12 @@ class MemoryEngine:
             removed = sorted(known.keys() - {f.rel for f in files})
             if removed:
                 await self._write(indexer.write, [], removed)
-            if self._identity_stale:
-                await self._write(store.write_meta, "identity", self._identity)
-                self._identity_stale = False
+            self._last_sync = time.time()
+            await self._write(self._record_sync, self._last_sync)
         except Exception as exc:
             self._state, self._error = "error", f"{type(exc).__name__}: {exc}"
             raise
-        self._state, self._last_sync = "ready", time.time()
+        self._state = "ready"
         if stale:
             logger.info("%d file(s) changed while indexing; syncing again", len(stale))
             self.request_sync()
@@ -227,6 +229,13 @@ class MemoryEngine:
             "sync: %d files, %d re-indexed, %d removed in %.2fs", report.files, changed, len(removed), report.seconds
         )
         return report
+
+    def _record_sync(self, conn: Any, finished: float) -> None:
+        with store.transaction(conn):
+            store.write_meta(conn, "last_sync", finished)
+            if self._identity_stale:
+                store.write_meta(conn, "identity", self._identity)
+        self._identity_stale = False
 
     async def sync_files(self, files: Sequence[MemoryFile]) -> None:
         """Re-index just these files now (used after memdex itself writes one)."""

@@ -1,0 +1,197 @@
+"""The ``memdex`` command: serve, index, search, get, status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from memory_core import MemdexError, MemoryEngine, Settings, load_settings
+from memory_core.db import driver
+
+logger = logging.getLogger("memdex")
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", "-w", type=Path, help="memory folder (default: config, else the current folder)")
+    common.add_argument("--config", "-c", type=Path, help="TOML config file (default: $MEMDEX_CONFIG or ~/.config/memdex/config.toml)")
+    common.add_argument("--index", type=Path, dest="index_path", help="SQLite index file (default: under ~/.local/state/memdex)")
+    common.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
+
+    parser = argparse.ArgumentParser(prog="memdex", description="Searchable Markdown memory for AI agents, over MCP.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio by default)")
+    serve.add_argument("--transport", "-t", choices=["stdio", "sse", "http"], help="stdio, sse (legacy) or http (Streamable HTTP)")
+    serve.add_argument("--host", help="address to bind for sse/http (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
+    serve.add_argument("--auth-token", help="require 'Authorization: Bearer TOKEN' on sse/http (or MEMDEX_AUTH_TOKEN)")
+    serve.add_argument("--read-only", action="store_true", default=None, help="do not offer memory_append")
+
+    index = commands.add_parser("index", parents=[common], help="bring the index up to date and wait until it is complete")
+    index.add_argument("--force", action="store_true", help="re-chunk every file, changed or not")
+
+    search = commands.add_parser("search", parents=[common], help="search memory from the terminal")
+    search.add_argument("query", help="words, a question or exact IDs")
+    search.add_argument("--max-results", "-n", type=int, help="how many results (default 6)")
+    search.add_argument("--json", action="store_true", help="print the memory_search answer as JSON")
+
+    get = commands.add_parser("get", parents=[common], help="print lines of a memory file")
+    get.add_argument("path", help="a memory file path, e.g. MEMORY.md or memory/2026-01-31.md")
+    get.add_argument("--from", dest="from_line", type=int, default=1, help="first line (1-based)")
+    get.add_argument("--lines", type=int, help="how many lines (default: to the end)")
+    get.add_argument("--json", action="store_true", help="print the memory_get answer as JSON")
+
+    status = commands.add_parser("status", parents=[common], help="show the index and environment")
+    status.add_argument("--json", action="store_true", help="print as JSON")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    server = {"transport": getattr(args, "transport", None), "host": getattr(args, "host", None),
+              "port": getattr(args, "port", None)}
+    return load_settings(
+        args.config,
+        workspace=args.workspace,
+        index_path=args.index_path,
+        log_level=args.log_level,
+        read_only=getattr(args, "read_only", None),
+        auth_token=getattr(args, "auth_token", None),
+        server=server,
+    )
+
+
+def _dump(model: Any) -> str:
+    return json.dumps(model.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False)
+
+
+class _Progress:
+    """A progress bar on a terminal, a line per step otherwise; always on stderr."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last_line = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.tty:
+            width = 30
+            filled = width * done // total if total else width
+            sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+            if done == total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+        elif done == total or done - self.last_line >= max(1, total // 10):
+            self.last_line = done
+            print(f"indexing: {done}/{total} files", file=sys.stderr, flush=True)
+
+
+async def _index(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        report = await engine.sync(force=args.force, progress=_Progress())
+        status = await engine.status()
+    print(
+        f"indexed {status.files} files ({status.chunks} chunks) in {report.seconds:.2f}s: "
+        f"{report.changed} re-indexed, {report.removed} removed -> {engine.index_path}"
+    )
+    return 0
+
+
+async def _search(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
+        answer = await engine.search(args.query, args.max_results)
+    if args.json:
+        print(_dump(answer))
+        return 0
+    if not answer.results:
+        print(f"no results ({answer.warning or 'nothing matched'})")
+        return 0
+    rows = [(f"{h.score:.3f}", f"{h.path}:{h.start_line}-{h.end_line}", _one_line(h.snippet)) for h in answer.results]
+    width = max(len(r[1]) for r in rows)
+    print(f"score  {'location'.ljust(width)}  snippet")
+    for score, location, snippet in rows:
+        print(f"{score}  {location.ljust(width)}  {snippet}")
+    return 0
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+async def _get(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        excerpt = await engine.read(args.path, args.from_line, args.lines)
+    if args.json:
+        print(_dump(excerpt))
+    else:
+        print(excerpt.text)
+        if excerpt.next_from:
+            print(f"[{excerpt.note}]", file=sys.stderr)
+    return 0
+
+
+async def _status(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        status = await engine.status()
+        on_disk = len(await anyio.to_thread.run_sync(engine.workspace.discover))
+    drv = driver()
+    info = {
+        "workspace": str(engine.workspace.root),
+        "index": str(engine.index_path),
+        "filesOnDisk": on_disk,
+        "index_status": status.model_dump(mode="json", by_alias=True),
+        "sqlite": f"{drv.sqlite_version} ({drv.name})",
+        "sqliteVec": drv.vec_version or f"unavailable: {drv.vec_error}",
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        for key, value in info.items():
+            print(f"{key:13} {value}")
+    return 0
+
+
+async def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from .transport import serve
+
+    await serve(MemoryEngine(settings))
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
+    "serve": _serve,
+    "index": _index,
+    "search": _search,
+    "get": _get,
+    "status": _status,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``memdex`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        logging.basicConfig(
+            level=settings.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        if args.command != "serve":
+            logging.getLogger("memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
+        return anyio.run(_COMMANDS[args.command], settings, args)
+    except MemdexError as exc:
+        print(f"memdex: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

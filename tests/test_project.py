@@ -1,0 +1,82 @@
+"""Project-shape checks: layering, documented settings, registered prompt texts."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import prompts
+from memory_core import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_memory_core_never_imports_mcp_or_the_server() -> None:
+    """The engine stays independent of the protocol adapter and CLI."""
+    for path in (ROOT / "memory_core").rglob("*.py"):
+        forbidden = _imports(path) & {"mcp", "server", "click", "argparse", "uvicorn", "starlette"}
+        assert not forbidden, f"{path.relative_to(ROOT)} imports {forbidden}"
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys |= _keys(annotation, f"{prefix}{name}.")
+        else:
+            keys.add(f"{prefix}{name}")
+    return keys
+
+
+def _documented_keys(text: str) -> set[str]:
+    """Keys set or shown commented-out (``# key = value``) in config.example.toml."""
+    uncommented = re.sub(r"(?m)^#\s*(?=[a-z_]+ = )", "", text)
+    data = tomllib.loads(uncommented)
+
+    def walk(node: dict, prefix: str = "") -> set[str]:
+        found: set[str] = set()
+        for key, value in node.items():
+            found |= walk(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}"}
+        return found
+
+    return walk(data)
+
+
+def test_every_setting_is_documented_in_config_example() -> None:
+    """config.example.toml shows every key the settings model accepts, and nothing else."""
+    text = (ROOT / "config.example.toml").read_text(encoding="utf-8")
+    assert _documented_keys(text) == _keys(Settings)
+
+
+def test_config_example_loads_and_equals_the_defaults(tmp_path: Path, monkeypatch) -> None:
+    """The example file is valid and its values are the real defaults."""
+    monkeypatch.chdir(tmp_path)
+    from_file = load_settings(ROOT / "config.example.toml")
+    assert from_file.model_dump() == load_settings().model_dump()
+
+
+def test_every_prompt_file_is_used() -> None:
+    """Each text under prompts/ is loaded by the server (no orphaned or missing texts)."""
+    files = {p.relative_to(ROOT / "prompts").as_posix() for p in (ROOT / "prompts").rglob("*.md")}
+    source = (ROOT / "server" / "app.py").read_text(encoding="utf-8") + (ROOT / "prompts" / "__init__.py").read_text(
+        encoding="utf-8"
+    )
+    assert files == {f for f in files if f'"{f}"' in source}
+    for name in files:
+        assert prompts.load(name)
