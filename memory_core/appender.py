@@ -2,8 +2,8 @@
 
 Each append takes a per-file lock (a thread lock, plus ``flock`` between processes where the OS has
 it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it.
-Existing text is never rewritten. An entry whose exact text is already in the file is not written
-again, so a model that repeats itself during a flush does not duplicate notes.
+Existing text is never rewritten. An entry whose exact lines already stand whole in the file is not
+written again, so a model that repeats itself during a flush does not duplicate notes.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
                 fcntl.flock(fd, fcntl.LOCK_EX)
             existing = _read_all(fd)
             created = not existing
-            if entry.strip() and entry.strip() in existing.decode("utf-8", errors="replace"):
+            if _already_there(entry, existing):
                 lines = len(split_lines(existing.decode("utf-8", errors="replace")))
                 return AppendReceipt(
                     path=file.rel, start_line=lines, end_line=lines, bytes_written=0, created=False, duplicate=True
@@ -85,6 +85,13 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
     return AppendReceipt(
         path=file.rel, start_line=before + 1, end_line=after, bytes_written=len(data), created=created
     )
+
+
+def _already_there(entry: str, existing: bytes) -> bool:
+    """True when the entry's lines already stand, whole and in order, in the file."""
+    block = "\n".join(split_lines(entry.strip()))
+    text = "\n".join(split_lines(existing.decode("utf-8", errors="replace")))
+    return f"\n{block}\n" in f"\n{text}\n"
 
 
 def _separator(existing: bytes, title: str | None) -> str:

@@ -110,7 +110,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
     """
     drv = driver()
     if readonly:
-        conn = drv.module.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True, check_same_thread=False)
+        uri = Path(path).absolute().as_uri() + "?mode=ro"  # as_uri() percent-escapes '#', '?' and '%'
+        conn = drv.module.connect(uri, uri=True, check_same_thread=False)
     else:
         conn = drv.module.connect(str(path), check_same_thread=False, isolation_level=None)
     conn.row_factory = drv.module.Row

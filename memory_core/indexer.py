@@ -8,6 +8,7 @@ slow full sync can never overwrite what a faster, newer write already indexed.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +19,18 @@ from .store import FileState
 from .textutil import sha256_hex
 from .workspace import MemoryFile
 
+# A file modified this recently may change again within the same mtime tick without changing size;
+# its mtime is not trusted ("racily clean", as git calls it), so the next sync re-hashes it.
+RACY_SECONDS = 2.0
+
 
 @dataclass(frozen=True)
 class Prepared:
     """One file's pending change: new chunks, or (chunks None) only a new mtime/size."""
 
     file: MemoryFile
-    state: FileState
+    seen: tuple[int, int]  # (mtime_ns, size) when read; the write is skipped if the file moved on
+    state: FileState  # what the index records
     chunks: list[Chunk] | None
 
 
@@ -60,12 +66,15 @@ def prepare(
         except OSError:
             vanished.append(file.rel)
             continue
-        state = FileState(sha256_hex(data), *seen)
+        mtime_ns, size = seen
+        trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
+        state = FileState(sha256_hex(data), trusted_mtime, size)
         if not force and old is not None and old.hash == state.hash:
-            changes.append(Prepared(file, state, None))
+            if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
+                changes.append(Prepared(file, seen, state, None))
             continue
         text = data.decode("utf-8", errors="replace")
-        changes.append(Prepared(file, state, chunk_markdown(text, tokens, overlap)))
+        changes.append(Prepared(file, seen, state, chunk_markdown(text, tokens, overlap)))
     return changes, vanished
 
 
@@ -74,7 +83,7 @@ def write(conn: Any, changes: Sequence[Prepared], removed: Sequence[str]) -> lis
     stale: list[str] = []
     with store.transaction(conn):
         for change in changes:
-            if _stat(change.file) != (change.state.mtime_ns, change.state.size):
+            if _stat(change.file) != change.seen:
                 stale.append(change.file.rel)
                 continue
             if change.chunks is None:

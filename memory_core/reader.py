@@ -34,13 +34,13 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
     used = 0
     note = None
     for line in all_lines[from_line - 1 : from_line - 1 + min(wanted, MAX_LINES)]:
-        if used + len(line) + 1 > MAX_CHARS:
+        if used + len(line) > MAX_CHARS:
             if not out:
                 out.append(line[:MAX_CHARS])
                 note = f"line {from_line} is longer than {MAX_CHARS} characters and was cut"
             break
         out.append(line)
-        used += len(line) + 1
+        used += len(line) + 1  # the newline that joins it to the next line
     to = from_line + len(out) - 1
     last_wanted = from_line + wanted - 1
     next_from = to + 1 if to < last_wanted else None

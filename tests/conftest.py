@@ -1,0 +1,62 @@
+"""Shared fixtures: an isolated environment, a workspace folder and a MemoryEngine factory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import MemoryEngine, load_settings
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No MEMDEX_* variable, user config file or user state folder of the machine leaks into a test."""
+    for key in list(os.environ):
+        if key.startswith("MEMDEX_"):
+            monkeypatch.delenv(key)
+    xdg = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(xdg / "state"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace: ``<tmp>/ws`` with an empty ``memory/`` folder."""
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root.resolve()
+
+
+@pytest.fixture
+def write(workspace: Path) -> Callable[[str, str], Path]:
+    """Write a UTF-8 file at a workspace-relative path, creating folders; returns its absolute path."""
+
+    def write(rel: str, text: str) -> Path:
+        path = workspace / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    return tmp_path / "idx.sqlite"
+
+
+@pytest.fixture
+def make_engine(workspace: Path, index_path: Path) -> Callable[..., MemoryEngine]:
+    """Build a MemoryEngine over ``workspace`` (no background sync); keyword overrides go to load_settings."""
+
+    def make(*, background_sync: bool = False, **overrides: Any) -> MemoryEngine:
+        overrides.setdefault("workspace", workspace)
+        overrides.setdefault("index_path", index_path)
+        overrides.setdefault("timezone", "UTC")
+        return MemoryEngine(load_settings(**overrides), background_sync=background_sync)
+
+    return make

@@ -1,0 +1,224 @@
+"""build_fts_query turns any text into a safe FTS5 OR-query; bm25_to_score maps ranks onto 0..1."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memory_core import db
+from memory_core.fts import MAX_TERMS, bm25_to_score, build_fts_query, query_terms
+
+ROWS = [
+    "We decided to migrate the database to Postgres 16 next sprint",
+    "Set POSTGRES_URL in the .env file before running the app",
+    "yarn failed with error YN0028 on the lockfile",
+    "The fix landed in commit a828e60 yesterday",
+    "会议决定：数据库迁移 推迟到 下个月",
+    "Redis caching and invalidation notes",
+    "He said NEAR the end that AND OR NOT are operators",
+]
+
+TERM_RE = re.compile(r'^"[^"]+"$')
+
+
+@pytest.fixture
+def fts() -> Iterator[Any]:
+    """A real FTS5 table with the index's tokenizer and a few rows (rowid = position in ROWS + 1)."""
+    conn = db.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(ROWS, start=1)))
+    yield conn
+    conn.close()
+
+
+def run(conn: Any, fts_query: str) -> list[int]:
+    """Run a MATCH the way the index does; any sqlite error fails the test."""
+    rows = conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t)", (fts_query,)).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def terms_of(fts_query: str) -> list[str]:
+    parts = fts_query.split(" OR ")
+    for part in parts:
+        assert TERM_RE.match(part), f"term {part!r} is not one double-quoted word"
+    return [p[1:-1] for p in parts]
+
+
+# Queries with an expected shape ---------------------------------------------------------------
+
+CASES: list[tuple[str, str, str | None, list[int] | None]] = [
+    # (id, input, expected query, expected matching rows or None to skip the match check)
+    ("plain words", "database migration", '"database" OR "migration"', [1]),
+    ("case folded and deduplicated", "Redis redis REDIS", '"redis"', [6]),
+    ("stopwords dropped", "what is the postgres url", '"postgres" OR "url"', [1, 2]),
+    ("only stopwords kept", "what is the", '"what" OR "is" OR "the"', [1, 2, 3, 4, 7]),
+    ("double quotes", 'he said "postgres" and "redis', '"said" OR "postgres" OR "redis"', [1, 2, 6, 7]),
+    ("single quotes", "it's postgres' 'redis'", '"s" OR "postgres" OR "redis"', [1, 2, 6]),
+    (
+        "boolean operators",
+        "postgres AND redis OR NOT mysql NEAR sqlite",
+        '"postgres" OR "redis" OR "not" OR "mysql" OR "near" OR "sqlite"',
+        [1, 2, 6, 7],
+    ),
+    ("near group", "NEAR(postgres redis, 3)", '"near" OR "postgres" OR "redis" OR "3"', [1, 2, 6, 7]),
+    ("prefix star", "postg* redis*", '"postg" OR "redis"', [6]),
+    ("caret initial token", "^postgres", '"postgres"', [1, 2]),
+    ("column filter", "text:postgres", '"text" OR "postgres"', [1, 2]),
+    ("column set", "{text}: redis", '"text" OR "redis"', [6]),
+    ("parentheses", "((postgres) OR (redis", '"postgres" OR "redis"', [1, 2, 6]),
+    ("minus", "-postgres -redis", '"postgres" OR "redis"', [1, 2, 6]),
+    ("plus", "postgres + redis", '"postgres" OR "redis"', [1, 2, 6]),
+    ("sql injection", "'); DROP TABLE t; --", '"drop" OR "table" OR "t"', []),
+    ("identifier with underscore", "POSTGRES_URL", '"postgres_url"', [2]),
+    ("yarn error code", "YN0028", '"yn0028"', [3]),
+    ("commit hash", "a828e60", '"a828e60"', [4]),
+    ("hash with punctuation", "commit:a828e60!", '"commit" OR "a828e60"', [4]),
+    ("leading and trailing underscores", "__postgres_url__", '"postgres_url"', [2]),
+    ("cjk", "数据库迁移", '"数据库迁移"', [5]),
+    ("cjk with punctuation", "会议决定：数据库迁移？", '"会议决定" OR "数据库迁移"', [5]),
+    ("accents", "café naïve", '"café" OR "naïve"', []),
+    ("emoji mixed with words", "🚀 redis 🔥", '"redis"', [6]),
+    ("numbers", "16", '"16"', [1]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "matches"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_queries_are_quoted_ored_terms_that_fts5_runs_without_error(
+    fts: Any, text: str, expected: str, matches: list[int] | None
+) -> None:
+    fts_query = build_fts_query(text)
+    assert fts_query == expected
+    terms_of(fts_query)
+    found = run(fts, fts_query)
+    if matches is not None:
+        assert found == matches
+
+
+NOTHING_TO_SEARCH = [
+    "",
+    "   ",
+    "?!.,;:-()*^\"'",
+    '""',
+    "''",
+    "___",
+    "-- /* */ ;",
+    "😀",
+    "😀🔥🚀 👍🏽 🇫🇷",
+    "\u200b\u200d\ufeff",
+    "\u00ad",
+    "\x00\x01\x02",
+]
+
+
+@pytest.mark.parametrize("text", NOTHING_TO_SEARCH)
+def test_text_without_words_or_numbers_gives_no_query(text: str) -> None:
+    assert build_fts_query(text) is None
+    assert query_terms(text) == []
+
+
+def test_a_ten_kilobyte_query_is_cut_to_a_bounded_number_of_terms(fts: Any) -> None:
+    text = " ".join(f"word{i}" for i in range(2000))
+    assert len(text) > 10_000
+    fts_query = build_fts_query(text)
+    assert fts_query is not None
+    terms = terms_of(fts_query)
+    assert len(terms) == MAX_TERMS
+    assert terms[:3] == ["word0", "word1", "word2"]
+    assert run(fts, fts_query) == []
+
+
+def test_a_ten_kilobyte_query_of_one_repeated_word_is_one_term(fts: Any) -> None:
+    fts_query = build_fts_query("redis " * 2000)
+    assert fts_query == '"redis"'
+    assert run(fts, fts_query) == [6]
+
+
+def test_a_ten_kilobyte_single_token_is_one_quoted_term_fts5_accepts(fts: Any) -> None:
+    fts_query = build_fts_query("x" * 10_000)
+    assert fts_query == '"' + "x" * 10_000 + '"'
+    assert run(fts, fts_query) == []
+
+
+def test_a_long_query_full_of_operators_and_quotes_runs(fts: Any) -> None:
+    text = ('"postgres" AND (redis OR NOT x*) NEAR/3 ^y col:z - ' * 300)[:10_240]
+    fts_query = build_fts_query(text)
+    assert fts_query is not None
+    assert len(terms_of(fts_query)) <= MAX_TERMS
+    assert run(fts, fts_query) == [1, 2, 6, 7]
+
+
+ODD_UNICODE = [
+    "² ½ Ⅷ",  # numeric characters Python counts as alphanumeric
+    "e\u0301cole",  # decomposed accent
+    "กินข้าว",  # Thai with combining vowels
+    "नमस्ते दुनिया",  # Devanagari with virama
+    "مرحبا بالعالم",  # Arabic
+    "Ǆ ǅ ǆ",  # titlecase digraphs
+    "ＡＢＣ１２３",  # full-width Latin
+    "x\u200by",  # zero-width space
+    "\ufeffredis",  # byte order mark
+    "I\u0307stanbul",  # combining dot above
+    "\U0001d400\U0001d401",  # mathematical bold letters
+]
+
+
+@pytest.mark.parametrize("text", ODD_UNICODE)
+def test_unusual_unicode_queries_run_without_sqlite_errors(fts: Any, text: str) -> None:
+    fts_query = build_fts_query(text)
+    assert fts_query is not None
+    terms_of(fts_query)
+    run(fts, fts_query)
+
+
+def test_a_bom_prefixed_word_still_finds_the_word(fts: Any) -> None:
+    assert run(fts, build_fts_query("\ufeffredis")) == [6]
+
+
+def test_the_fixture_rows_really_are_searchable(fts: Any) -> None:
+    # guards the tests above: an always-empty table would make every "no error" check vacuous
+    assert run(fts, '"postgres"') == [1, 2]
+    with pytest.raises(db.database_error()):
+        run(fts, "postgres AND")  # raw FTS5 syntax does fail, which is what quoting prevents
+
+
+# bm25_to_score ---------------------------------------------------------------------------------
+
+
+def test_a_zero_rank_scores_zero() -> None:
+    assert bm25_to_score(0.0) == 0.0
+    assert bm25_to_score(-0.0) == 0.0
+
+
+def test_a_positive_rank_scores_zero() -> None:
+    assert bm25_to_score(3.5) == 0.0
+
+
+def test_a_rank_of_minus_one_scores_one_half() -> None:
+    assert bm25_to_score(-1.0) == pytest.approx(0.5)
+    assert bm25_to_score(-3.0) == pytest.approx(0.75)
+
+
+def test_a_more_negative_rank_scores_higher() -> None:
+    ranks = [0.0, -1e-9, -0.001, -0.1, -0.5, -1.0, -2.0, -7.5, -25.0, -100.0, -1e4, -1e6]
+    scores = [bm25_to_score(r) for r in ranks]
+    assert all(a < b for a, b in zip(scores, scores[1:])), scores
+
+
+@pytest.mark.parametrize("rank", [10.0, 1.0, 0.0, -1e-12, -0.3, -1.0, -12.0, -1e3, -1e6, -1e9])
+def test_scores_stay_within_zero_inclusive_to_one_exclusive(rank: float) -> None:
+    score = bm25_to_score(rank)
+    assert not math.isnan(score)
+    assert 0.0 <= score < 1.0
+
+
+def test_real_bm25_ranks_map_to_scores_in_order(fts: Any) -> None:
+    rows = fts.execute(
+        "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)", (build_fts_query("postgres database"),)
+    ).fetchall()
+    assert [r[0] for r in rows] == [1, 2]  # row 1 has both words
+    scores = [bm25_to_score(r[1]) for r in rows]
+    assert 0.0 < scores[1] < scores[0] < 1.0
