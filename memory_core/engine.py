@@ -27,7 +27,7 @@ from .appender import append_entry, format_entry
 from .chunking import CHUNKER_VERSION
 from .config import Settings
 from .errors import ClosedError, InputError
-from .fts import build_fts_query
+from .fts import build_fts_query, query_terms
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .ranking import rank_keyword
 from .reader import read_excerpt
@@ -281,7 +281,7 @@ class MemoryEngine:
             )
         candidates = min(MAX_CANDIDATES, limit * CANDIDATE_MULTIPLIER)
         rows = await self._read(store.keyword_search, fts_query, candidates)
-        hits = rank_keyword(rows, limit)
+        hits = rank_keyword(rows, query_terms(text), limit)
         warning = None
         if status.state in ("starting", "indexing"):
             warning = (

@@ -44,6 +44,25 @@ def build_fts_query(text: str) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
+_SUFFIXES = ("ing", "ies", "ed", "es", "s")
+
+
+def _stem(term: str) -> str:
+    """A crude English stem, enough to match 'backups' with 'backup' when counting coverage."""
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)]
+    return term
+
+
+def term_coverage(terms: list[str], text: str) -> float:
+    """The fraction of ``terms`` (from :func:`query_terms`) that occur in ``text``."""
+    if not terms:
+        return 0.0
+    present = {_stem(match.group(0).lower()) for match in _TERM.finditer(text)}
+    return sum(1 for term in terms if _stem(term) in present) / len(terms)
+
+
 def bm25_to_score(rank: float) -> float:
     """Map an FTS5 ``bm25()`` value (negative; lower is better) onto 0..1, higher is better."""
     strength = -rank if rank < 0 else 0.0

@@ -222,3 +222,27 @@ def test_real_bm25_ranks_map_to_scores_in_order(fts: Any) -> None:
     assert [r[0] for r in rows] == [1, 2]  # row 1 has both words
     scores = [bm25_to_score(r[1]) for r in rows]
     assert 0.0 < scores[1] < scores[0] < 1.0
+
+
+def test_term_coverage_counts_matched_query_terms_with_plural_forms() -> None:
+    """Coverage is the share of query terms present, tolerant of simple plural/verb endings."""
+    from memory_core.fts import term_coverage
+
+    terms = query_terms("who owns the nightly backups?")
+    assert terms == ["owns", "nightly", "backups"]
+    assert term_coverage(terms, "Lukas owns the backup job") == pytest.approx(2 / 3)
+    assert term_coverage(terms, "nothing relevant here") == 0.0
+    assert term_coverage([], "anything") == 0.0
+
+
+def test_small_workspaces_get_meaningful_keyword_scores() -> None:
+    """In a tiny corpus FTS5's IDF floor makes BM25 ~0; the ranked score falls back on coverage."""
+    from memory_core.ranking import rank_keyword
+    from memory_core.store import ChunkRow
+
+    rows = [ChunkRow(1, "MEMORY.md", "memory", 1, 3, "Lukas owns the backup job", -1e-6),
+            ChunkRow(2, "memory/a.md", "memory", 1, 2, "backup notes", -2e-6)]
+    hits = rank_keyword(rows, ["owns", "backup"], 5)
+    assert [h.path for h in hits] == ["MEMORY.md", "memory/a.md"]
+    assert [h.score for h in hits] == [1.0, 0.5]
+    assert all(h.text_score < 0.001 for h in hits)

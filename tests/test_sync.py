@@ -40,7 +40,9 @@ async def test_a_new_file_becomes_searchable_after_sync(make_engine: MakeEngine,
         answer = await engine.search("zebrafish")
         assert [(h.path, h.start_line, h.end_line) for h in answer.results] == [("memory/2026-01-05.md", 1, 3)]
         assert answer.mode == "keyword"
-        assert 0.0 < answer.results[0].score < 1.0
+        top = answer.results[0]
+        assert top.score == 1.0  # every query term matched
+        assert top.text_score is not None and 0.0 < top.text_score < 1.0  # the BM25 part on its own
         assert "zebrafish" in answer.results[0].snippet
         status = await engine.status()
         assert (status.state, status.files, status.error) == ("ready", 2, None)
