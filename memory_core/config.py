@@ -47,6 +47,47 @@ class QuerySettings(_Section):
     min_score: float = Field(0.35, ge=0.0, le=1.0, description="lowest hybrid score returned by default")
 
 
+DEFAULT_LOCAL_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
+
+
+class LocalEmbeddingSettings(_Section):
+    """The local GGUF provider (llama-cpp-python, the `local` extra)."""
+
+    model: str = Field(DEFAULT_LOCAL_MODEL, description="GGUF file path, or hf:<owner>/<repo>/<file> downloaded once")
+    cache_dir: Path | None = Field(None, description="where hf: models are downloaded; default the Hugging Face cache")
+    n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0 = all cores")
+    flash_attn: bool = Field(True, description="flash attention (about 3x faster for BERT-style models on CPU)")
+
+
+class OpenAIEmbeddingSettings(_Section):
+    """Any OpenAI-compatible embeddings endpoint."""
+
+    base_url: str | None = Field(None, description="API base URL; unset = https://api.openai.com/v1")
+    api_key: SecretStr | None = Field(None, description="API key; unset = $OPENAI_API_KEY")
+    model: str = "text-embedding-3-small"
+    dimensions: int | None = Field(None, ge=1, description="ask the model for shorter vectors (text-embedding-3)")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers sent with every request")
+    max_batch_inputs: int = Field(64, ge=1, le=2048, description="texts per request")
+    max_batch_tokens: int = Field(32_000, ge=512, description="estimated tokens per request")
+    query_timeout: float = Field(30.0, gt=0, description="seconds to wait for a query embedding")
+    batch_timeout: float = Field(120.0, gt=0, description="seconds to wait for one batch request")
+    max_retries: int = Field(4, ge=0, le=10, description="retries of 429/5xx/timeouts, with backoff and jitter")
+    batch_api: bool = Field(False, description="use the asynchronous Batch API for large indexing runs")
+
+
+class EmbeddingSettings(_Section):
+    """Which embedding provider search uses."""
+
+    provider: Literal["auto", "local", "openai", "none"] = Field(
+        "auto", description="auto = local if available, else openai if a key is set, else keyword-only"
+    )
+    fallback: Literal["none", "local", "openai"] = Field("none", description="used when the provider fails")
+    query_prefix: str | None = Field(None, description="prepended to queries; unset = the model's known prefix, if any")
+    document_prefix: str | None = Field(None, description="prepended to chunks; unset = the model's known prefix, if any")
+    local: LocalEmbeddingSettings = Field(default_factory=LocalEmbeddingSettings)
+    openai: OpenAIEmbeddingSettings = Field(default_factory=OpenAIEmbeddingSettings)
+
+
 class ServerSettings(_Section):
     """How `memdex serve` listens."""
 
@@ -74,6 +115,7 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("timezone")

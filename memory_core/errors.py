@@ -7,6 +7,10 @@
   + StoreError                the SQLite index cannot be opened or used
     - VectorUnavailable       sqlite-vec cannot be loaded into this Python's sqlite3
   + ClosedError               the engine was used before start or after close
+  + EmbeddingError            an embedding provider failed (``retryable`` says if retrying may help)
+    - EmbeddingAuthError      credentials refused (401/403)
+    - EmbeddingQuotaError     out of quota or credit
+    - EmbeddingTimeout        no answer in time
 """
 
 from __future__ import annotations
@@ -38,3 +42,28 @@ class VectorUnavailable(StoreError):
 
 class ClosedError(MemdexError):
     """The engine is not running."""
+
+
+class EmbeddingError(MemdexError):
+    """An embedding provider failed; ``retryable`` says whether trying again may help."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, retryable: bool | None = None) -> None:
+        super().__init__(message)
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class EmbeddingAuthError(EmbeddingError):
+    """The provider refused the credentials (401/403): retrying cannot help."""
+
+
+class EmbeddingQuotaError(EmbeddingError):
+    """The account is out of quota or credit (e.g. ``insufficient_quota``): retrying cannot help."""
+
+
+class EmbeddingTimeout(EmbeddingError):
+    """The provider did not answer in time."""
+
+    retryable = True

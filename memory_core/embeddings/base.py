@@ -1,0 +1,55 @@
+"""The one interface every embedding provider implements, and helpers they share."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """Turns text into L2-normalised vectors.
+
+    ``fingerprint`` changes whenever the same text would get a different vector (model, endpoint,
+    dimensions, prefixes): the index and the embedding cache are keyed by it. ``dims`` is known once
+    :meth:`start` has returned. Query and document prefixes (for e5/nomic/EmbeddingGemma-style
+    models) are applied by the provider itself.
+    """
+
+    id: str
+    model: str
+    fingerprint: str
+    dims: int
+    max_input_tokens: int
+
+    async def start(self) -> None:
+        """Load the model or check the endpoint; after this ``dims`` is set. Idempotent."""
+        ...
+
+    async def embed_query(self, text: str) -> list[float]:
+        """One search query's vector."""
+        ...
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """Document vectors, in order. The provider splits the batch as its limits require."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the model or HTTP client."""
+        ...
+
+
+def l2_normalize(vector: Sequence[float]) -> list[float]:
+    """The vector scaled to length 1 (non-finite values become 0; a zero vector stays zero)."""
+    clean = [x if math.isfinite(x) else 0.0 for x in vector]
+    norm = math.sqrt(sum(x * x for x in clean))
+    return clean if norm < 1e-12 else [x / norm for x in clean]
+
+
+def fingerprint(**parts: Any) -> str:
+    """A short stable hash of everything that shapes a provider's vectors."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
