@@ -52,7 +52,8 @@ def _documented_keys(text: str) -> set[str]:
     def walk(node: dict, prefix: str = "") -> set[str]:
         found: set[str] = set()
         for key, value in node.items():
-            found |= walk(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}"}
+            nested = isinstance(value, dict) and value  # an empty table is a dict-valued key, e.g. headers = {}
+            found |= walk(value, f"{prefix}{key}.") if nested else {f"{prefix}{key}"}
         return found
 
     return walk(data)
