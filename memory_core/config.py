@@ -45,6 +45,21 @@ class QuerySettings(_Section):
 
     max_results: int = Field(6, ge=1, le=50, description="results returned by default")
     min_score: float = Field(0.35, ge=0.0, le=1.0, description="lowest hybrid score returned by default")
+    fusion: Literal["weighted", "rrf"] = Field("weighted", description="how vector and keyword ranks combine")
+    vector_weight: float = Field(0.7, ge=0.0, le=1.0, description="weighted fusion: share of the vector score")
+    text_weight: float = Field(0.3, ge=0.0, le=1.0, description="weighted fusion: share of the keyword score")
+    rrf_k: int = Field(60, ge=1, description="rrf fusion: the k in 1/(k + rank)")
+    candidate_multiplier: int = Field(4, ge=1, le=20, description="each side fetches maxResults x this (<= 200)")
+    mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="MMR: 1 = pure relevance, 0 = pure diversity")
+    temporal_decay: bool = Field(False, description="down-weight older dated notes (memory/YYYY-MM-DD*.md)")
+    half_life_days: float = Field(30.0, gt=0, description="temporal decay: age at which a score halves")
+
+
+class CacheSettings(_Section):
+    """The embedding cache: unchanged text is never embedded twice."""
+
+    max_entries: int = Field(100_000, ge=1, description="vectors kept; the least recently used go first")
 
 
 DEFAULT_LOCAL_MODEL = "hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf"
@@ -116,6 +131,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("timezone")

@@ -281,7 +281,7 @@ class MemoryEngine:
             )
         candidates = min(MAX_CANDIDATES, limit * CANDIDATE_MULTIPLIER)
         rows = await self._read(store.keyword_search, fts_query, candidates)
-        hits = rank_keyword(rows, query_terms(text), limit)
+        hits = rank_keyword(rows, query_terms(text), limit, self.settings.query, self.today())
         warning = None
         if status.state in ("starting", "indexing"):
             warning = (

@@ -1,9 +1,19 @@
-"""Turn candidate chunks into the ranked hits a caller sees."""
+"""Turn candidate chunks into the ranked hits a caller sees. Pure functions over plain rows.
+
+Keyword candidates come from FTS5 (BM25), vector candidates from sqlite-vec (cosine distance).
+Hybrid search fuses them either by weighted scores (OpenClaw's rule, the default) or by
+reciprocal rank (scale-free); then optional temporal decay and MMR diversity re-ranking apply.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from .config import QuerySettings
 from .fts import bm25_to_score, term_coverage
 from .models import Hit
 from .store import ChunkRow
@@ -11,32 +21,151 @@ from .textutil import clip
 
 SNIPPET_CHARS = 700
 
+_DATED = re.compile(r"(?:^|/)memory/(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
+_WORD = re.compile(r"[^\W_]+")
 
-def rank_keyword(rows: Sequence[ChunkRow], terms: list[str], max_results: int) -> list[Hit]:
-    """Keyword-only ranking: the larger of the BM25 score and the share of query terms matched.
+
+@dataclass(frozen=True)
+class _Scored:
+    row: ChunkRow
+    score: float
+    text: float | None = None
+    vector: float | None = None
+
+
+def keyword_score(row: ChunkRow, terms: list[str]) -> float:
+    """The larger of squashed BM25 and the share of query terms the chunk contains.
 
     BM25 alone collapses in small workspaces: FTS5 floors the IDF of any term found in more than
     half of the chunks, so a ten-chunk memory scores every hit near zero. Coverage keeps scores
     meaningful there, while in large workspaces BM25 dominates.
-
-    No ``min_score`` cut is applied: a keyword score is not on the scale of a hybrid score, so a
-    threshold tuned for hybrid search would silently drop exact keyword matches.
     """
-    scored = []
-    for row in rows:
-        text_score = bm25_to_score(row.rank)
-        scored.append((max(text_score, term_coverage(terms, row.text)), text_score, row))
-    scored.sort(key=lambda item: (-item[0], item[2].rank))
-    return [_hit(row, score, text_score) for score, text_score, row in scored[:max_results]]
+    return max(bm25_to_score(row.rank), term_coverage(terms, row.text))
 
 
-def _hit(row: ChunkRow, score: float, text_score: float) -> Hit:
+def rank_keyword(
+    rows: Sequence[ChunkRow], terms: list[str], limit: int, query: QuerySettings, today: dt.date
+) -> list[Hit]:
+    """Keyword-only ranking. No ``min_score`` cut: a keyword score is not on the hybrid scale, so a
+    threshold tuned for hybrid search would silently drop exact keyword matches."""
+    scored = [_Scored(row, s, text=s) for row in rows for s in [keyword_score(row, terms)]]
+    return [_hit(item) for item in _finish(scored, query, today)[:limit]]
+
+
+def rank_hybrid(
+    keyword_rows: Sequence[ChunkRow],
+    vector_rows: Sequence[ChunkRow],
+    terms: list[str],
+    limit: int,
+    min_score: float,
+    query: QuerySettings,
+    today: dt.date,
+) -> list[Hit]:
+    """Fuse keyword and vector candidates, then keep those scoring at least ``min_score``.
+
+    When nothing clears the bar but keyword hits exist, keyword hits are kept at the relaxed bar
+    ``min(min_score, text_weight)`` so an exact ID match is never silently dropped.
+    """
+    text = {row.id: keyword_score(row, terms) for row in keyword_rows}
+    vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
+    rows = {row.id: row for row in [*keyword_rows, *vector_rows]}
+    vector_weight, text_weight = _weights(query)
+    if query.fusion == "rrf":
+        fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k)
+    else:
+        fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * text.get(cid, 0.0) for cid in rows}
+    scored = [_Scored(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
+    ordered = _finish(scored, query, today)
+    kept = [item for item in ordered if item.score >= min_score]
+    if not kept and text:
+        relaxed = min(min_score, text_weight)
+        kept = [item for item in ordered if item.row.id in text and item.score >= relaxed]
+    return [_hit(item) for item in kept[:limit]]
+
+
+def _weights(query: QuerySettings) -> tuple[float, float]:
+    total = query.vector_weight + query.text_weight
+    if total <= 0:
+        return 0.7, 0.3
+    return query.vector_weight / total, query.text_weight / total
+
+
+def _reciprocal_rank(keyword_rows: Sequence[ChunkRow], vector_rows: Sequence[ChunkRow], k: int) -> dict[int, float]:
+    """Sum of 1/(k + rank) over both lists, scaled so first in both lists scores 1."""
+    fused: dict[int, float] = {}
+    for rows in (keyword_rows, vector_rows):
+        for rank, row in enumerate(rows, start=1):
+            fused[row.id] = fused.get(row.id, 0.0) + 1.0 / (k + rank)
+    best = 2.0 / (k + 1)
+    return {cid: value / best for cid, value in fused.items()}
+
+
+def _finish(scored: list[_Scored], query: QuerySettings, today: dt.date) -> list[_Scored]:
+    """Apply temporal decay, sort best first, then MMR when enabled."""
+    if query.temporal_decay:
+        scored = [replace(item, score=item.score * decay(item.row.path, today, query.half_life_days)) for item in scored]
+    scored.sort(key=lambda item: (-item.score, item.row.rank))
+    if query.mmr:
+        scored = mmr(scored, query.mmr_lambda)
+    return scored
+
+
+def decay(path: str, today: dt.date, half_life_days: float) -> float:
+    """Score multiplier for a note's age: 0.5 at one half-life. Undated files are evergreen (1.0)."""
+    match = _DATED.search(path)
+    if not match:
+        return 1.0
+    try:
+        day = dt.date(*(int(part) for part in match.groups()))
+    except ValueError:
+        return 1.0
+    age = max(0, (today - day).days)
+    return math.exp(-math.log(2) / half_life_days * age)
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in _WORD.findall(text))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def mmr(items: list[_Scored], lam: float) -> list[_Scored]:
+    """Greedy maximal marginal relevance: lam * relevance - (1 - lam) * max similarity to those picked.
+
+    Relevance is the score min-max normalised over the candidates; similarity is the Jaccard overlap
+    of the chunks' words. Scores are left unchanged; only the order changes.
+    """
+    if len(items) < 3 or lam >= 1.0:
+        return items
+    high, low = items[0].score, min(item.score for item in items)
+    spread = high - low or 1.0
+    tokens = [_tokens(item.row.text) for item in items]
+    remaining = list(range(len(items)))
+    picked: list[int] = []
+    while remaining:
+        def value(i: int) -> float:
+            similarity = max((_jaccard(tokens[i], tokens[j]) for j in picked), default=0.0)
+            return lam * (items[i].score - low) / spread - (1 - lam) * similarity
+
+        best = max(remaining, key=value)
+        picked.append(best)
+        remaining.remove(best)
+    return [items[i] for i in picked]
+
+
+def _hit(item: _Scored) -> Hit:
+    row = item.row
     return Hit(
         path=row.path,
         start_line=row.start_line,
         end_line=row.end_line,
-        score=round(score, 6),
-        text_score=round(text_score, 6),
+        score=round(item.score, 6),
+        text_score=None if item.text is None else round(item.text, 6),
+        vector_score=None if item.vector is None else round(item.vector, 6),
         snippet=clip(row.text, SNIPPET_CHARS),
         source="sessions" if row.source == "sessions" else "memory",
     )

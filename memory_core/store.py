@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import struct
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -205,6 +206,118 @@ def counts(conn: Any) -> tuple[int, int]:
     return int(files), int(chunks)
 
 
+# Vectors ---------------------------------------------------------------------------------------
+
+
+def pack_vector(vector: Sequence[float]) -> bytes:
+    """A vector as sqlite-vec's float32 blob."""
+    return struct.pack(f"{len(vector)}f", *vector)
+
+
+def unpack_vector(blob: bytes) -> list[float]:
+    return list(struct.unpack(f"{len(blob) // 4}f", blob))
+
+
+def vector_dims(conn: Any) -> int | None:
+    """The dimension of the ``chunks_vec`` table, or None when it does not exist yet."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+    if row is None:
+        return None
+    return int(row[0].split("float[", 1)[1].split("]", 1)[0])
+
+
+def ensure_vector_table(conn: Any, dims: int) -> None:
+    """Create ``chunks_vec`` (cosine) for ``dims``-dimensional vectors; replace one of another size."""
+    current = vector_dims(conn)
+    if current == dims:
+        return
+    if current is not None:
+        conn.execute("DROP TRIGGER IF EXISTS chunks_vec_delete")
+        conn.execute("DROP TABLE chunks_vec")
+    conn.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)")
+    conn.execute(
+        "CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
+        "DELETE FROM chunks_vec WHERE rowid = old.id; END"
+    )
+
+
+def insert_vectors(conn: Any, rows: Iterable[tuple[int, Sequence[float]]]) -> None:
+    """Store chunk vectors (inside the caller's transaction)."""
+    conn.executemany(
+        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", ((cid, pack_vector(v)) for cid, v in rows)
+    )
+
+
+def chunks_without_vectors(conn: Any, limit: int) -> list[tuple[int, str, str]]:
+    """(id, hash, text) of chunks that have no vector yet, e.g. after a provider outage."""
+    rows = conn.execute(
+        "SELECT id, hash, text FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_vec) ORDER BY id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+# Embedding cache -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Who made a cached vector: vectors from another provider, model or setup never mix."""
+
+    provider: str
+    model: str
+    fingerprint: str
+
+
+def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str]) -> dict[str, list[float]]:
+    """Vectors cached for these chunk hashes; marks the hits as just used (LRU)."""
+    found: dict[str, list[float]] = {}
+    unique = list(dict.fromkeys(hashes))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        marks = ",".join("?" * len(part))
+        args = (key.provider, key.model, key.fingerprint, *part)
+        rows = conn.execute(
+            f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND fingerprint = ? "
+            f"AND hash IN ({marks})",
+            args,
+        ).fetchall()
+        found.update((r[0], unpack_vector(r[1])) for r in rows)
+        conn.execute(
+            f"UPDATE embedding_cache SET last_used = ? WHERE provider = ? AND model = ? AND fingerprint = ? "
+            f"AND hash IN ({marks})",
+            (time.time(), *args),
+        )
+    return found
+
+
+def cache_vectors(conn: Any, key: CacheKey, vectors: dict[str, Sequence[float]]) -> None:
+    now = time.time()
+    conn.executemany(
+        "INSERT INTO embedding_cache(provider, model, fingerprint, hash, dims, embedding, last_used) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET embedding = excluded.embedding, "
+        "dims = excluded.dims, last_used = excluded.last_used",
+        ((key.provider, key.model, key.fingerprint, h, len(v), pack_vector(v), now) for h, v in vectors.items()),
+    )
+
+
+def prune_cache(conn: Any, max_entries: int) -> int:
+    """Drop the least recently used cache entries beyond ``max_entries``; returns how many."""
+    excess = conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - max_entries
+    if excess <= 0:
+        return 0
+    conn.execute(
+        "DELETE FROM embedding_cache WHERE (provider, model, fingerprint, hash) IN "
+        "(SELECT provider, model, fingerprint, hash FROM embedding_cache ORDER BY last_used LIMIT ?)",
+        (excess,),
+    )
+    return int(excess)
+
+
+def cache_size(conn: Any) -> int:
+    return int(conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0])
+
+
 # Search ----------------------------------------------------------------------------------------
 
 
@@ -219,4 +332,21 @@ def keyword_search_sql() -> str:
 
 def keyword_search(conn: Any, fts_query: str, limit: int) -> list[ChunkRow]:
     rows = conn.execute(keyword_search_sql(), (fts_query, limit)).fetchall()
+    return [ChunkRow(*row) for row in rows]
+
+
+def vector_search_sql() -> str:
+    """sqlite-vec KNN (an index search with ``k``, not a scan of every distance)."""
+    return (
+        "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, v.distance "
+        "FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v "
+        "JOIN chunks c ON c.id = v.rowid ORDER BY v.distance"
+    )
+
+
+def vector_search(conn: Any, vector: Sequence[float], limit: int) -> list[ChunkRow]:
+    """The ``limit`` chunks nearest to ``vector``; ``rank`` holds the cosine distance."""
+    if vector_dims(conn) != len(vector):
+        return []
+    rows = conn.execute(vector_search_sql(), (pack_vector(vector), limit)).fetchall()
     return [ChunkRow(*row) for row in rows]

@@ -237,12 +237,15 @@ def test_term_coverage_counts_matched_query_terms_with_plural_forms() -> None:
 
 def test_small_workspaces_get_meaningful_keyword_scores() -> None:
     """In a tiny corpus FTS5's IDF floor makes BM25 ~0; the ranked score falls back on coverage."""
+    import datetime as dt
+
+    from memory_core.config import QuerySettings
     from memory_core.ranking import rank_keyword
     from memory_core.store import ChunkRow
 
     rows = [ChunkRow(1, "MEMORY.md", "memory", 1, 3, "Lukas owns the backup job", -1e-6),
             ChunkRow(2, "memory/a.md", "memory", 1, 2, "backup notes", -2e-6)]
-    hits = rank_keyword(rows, ["owns", "backup"], 5)
+    hits = rank_keyword(rows, ["owns", "backup"], 5, QuerySettings(), dt.date(2026, 1, 1))
     assert [h.path for h in hits] == ["MEMORY.md", "memory/a.md"]
     assert [h.score for h in hits] == [1.0, 0.5]
-    assert all(h.text_score < 0.001 for h in hits)
+    assert all(bm25_to_score(row.rank) < 0.001 for row in rows)  # what BM25 alone would have said

@@ -42,7 +42,7 @@ async def test_a_new_file_becomes_searchable_after_sync(make_engine: MakeEngine,
         assert answer.mode == "keyword"
         top = answer.results[0]
         assert top.score == 1.0  # every query term matched
-        assert top.text_score is not None and 0.0 < top.text_score < 1.0  # the BM25 part on its own
+        assert top.text_score == top.score and top.vector_score is None  # keyword-only: all of it is text
         assert "zebrafish" in answer.results[0].snippet
         status = await engine.status()
         assert (status.state, status.files, status.error) == ("ready", 2, None)
