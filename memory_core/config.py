@@ -97,6 +97,7 @@ class EmbeddingSettings(_Section):
         "auto", description="auto = local if available, else openai if a key is set, else keyword-only"
     )
     fallback: Literal["none", "local", "openai"] = Field("none", description="used when the provider fails")
+    query_timeout: float = Field(10.0, gt=0, description="seconds a search waits for its query embedding")
     query_prefix: str | None = Field(None, description="prepended to queries; unset = the model's known prefix, if any")
     document_prefix: str | None = Field(None, description="prepended to chunks; unset = the model's known prefix, if any")
     local: LocalEmbeddingSettings = Field(default_factory=LocalEmbeddingSettings)

@@ -5,6 +5,11 @@ a one-slot limiter, so there is exactly one writer; reads borrow connections fro
 thanks to WAL, never wait for the writer and never see half of a file's update. File reading,
 hashing and chunking run on worker threads too, so the event loop only coordinates.
 
+Index identity: the index records how it was built (chunking, tokenizer, and the embedding
+provider, model, fingerprint and dimensions). When that no longer matches the settings, the
+index is rebuilt into a temporary database, seeded with the embedding cache, and swapped in only
+when complete; until then, and if the rebuild fails, the old index keeps serving searches.
+
 ``async with MemoryEngine(settings) as engine`` opens the index and starts the first sync in the
 background; entering the same engine again (e.g. once per SSE connection) only counts users.
 """
@@ -22,14 +27,16 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from . import db, indexer, store
+from . import db, indexer, store, swap
 from .appender import append_entry, format_entry
 from .chunking import CHUNKER_VERSION
 from .config import Settings
-from .errors import ClosedError, InputError
+from .embeddings.base import EmbeddingProvider
+from .embeddings.factory import open_provider
+from .errors import ClosedError, EmbeddingError, InputError
 from .fts import build_fts_query, query_terms
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
-from .ranking import rank_keyword
+from .ranking import rank_hybrid, rank_keyword
 from .reader import read_excerpt
 from .workspace import MemoryFile, Workspace
 
@@ -42,6 +49,7 @@ BATCH_FILES = 64
 CANDIDATE_MULTIPLIER = 4
 MAX_CANDIDATES = 200
 READ_CONNECTIONS = 4
+BACKFILL_CHUNKS = 256
 
 
 @dataclass(frozen=True)
@@ -62,25 +70,25 @@ class MemoryEngine:
         self.workspace = Workspace(settings.workspace_dir, settings.extra_paths)
         self.index_path = settings.index_file
         self._background_sync = background_sync
-        self._identity = {
-            "schema": store.SCHEMA_VERSION,
-            "chunker": CHUNKER_VERSION,
-            "chunk_tokens": settings.chunking.tokens,
-            "chunk_overlap": settings.chunking.overlap,
-            "fts_tokenizer": store.FTS_TOKENIZER,
-        }
         self._users = 0
         self._writer: Any = None
-        self._readers: list[Any] = []
+        self._readers: list[tuple[int, Any]] = []
+        self._generation = 0  # bumped when a rebuilt index is swapped in
         self._task_group: TaskGroup | None = None
         self._state: Literal["starting", "indexing", "ready", "error"] = "starting"
         self._progress = (0, 0)
         self._last_sync: float | None = None
         self._error: str | None = None
-        self._identity_stale = False
+        self._stored: dict[str, Any] | None = None  # the identity the index was built with
         self._sync_wanted = False
         self._force_wanted = False
         self._last_report = SyncReport(0, 0, 0, 0.0)
+        self._provider: EmbeddingProvider | None = None
+        self._provider_started = False
+        self._provider_note: str | None = "embeddings are starting"
+        self._failed_providers: set[str] = set()
+        self._embedding_error: str | None = None  # set by a failed embedding call in the running sync
+        self._rebuilding = False
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -103,14 +111,12 @@ class MemoryEngine:
         self._write_limiter = anyio.CapacityLimiter(1)
         self._read_limiter = anyio.CapacityLimiter(READ_CONNECTIONS)
         self._sync_lock = anyio.Lock()
+        self._provider_lock = anyio.Lock()
         self._writer = await anyio.to_thread.run_sync(store.open_index, self.index_path)
-        stored = await self._write(store.read_meta, "identity")
+        self._stored = await self._write(store.read_meta, "identity")
         self._last_sync = await self._write(store.read_meta, "last_sync")
-        if self._last_sync is not None and stored == self._identity:
+        if self._last_sync is not None and self._stored and self._stored.get("chunks") == self._chunk_identity():
             self._state = "ready"  # complete as of the last sync; the first sync below catches up
-        self._identity_stale = stored != self._identity
-        if self._identity_stale and stored is not None:
-            logger.info("index settings changed (%s -> %s); every file will be re-indexed", stored, self._identity)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         if self._background_sync:
@@ -122,7 +128,11 @@ class MemoryEngine:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)
             self._task_group = None
-        for conn in self._readers:
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
+        self._provider_started = False
+        for _, conn in self._readers:
             conn.close()
         self._readers.clear()
         if self._writer is not None:
@@ -135,26 +145,127 @@ class MemoryEngine:
 
     # Thread plumbing ----------------------------------------------------------------------------
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(writer_connection, *args)`` on the one writer."""
+    async def _write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
+        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a rebuild's writer)."""
         self._require_open()
-        return await anyio.to_thread.run_sync(lambda: fn(self._writer, *args), limiter=self._write_limiter)
+        return await anyio.to_thread.run_sync(
+            lambda: fn(conn if conn is not None else self._writer, *args), limiter=self._write_limiter
+        )
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""
         self._require_open()
 
         def run() -> T:
-            conn = self._readers.pop() if self._readers else db.connect(self.index_path, readonly=True)
+            generation = self._generation
+            conn = None
+            while self._readers and conn is None:
+                born, candidate = self._readers.pop()
+                if born == generation:
+                    conn = candidate
+                else:
+                    candidate.close()  # opened on an index that has since been replaced
+            if conn is None:
+                conn = db.connect(self.index_path, readonly=True)
             try:
                 result = fn(conn, *args)
             except BaseException:
                 conn.close()
                 raise
-            self._readers.append(conn)
+            self._readers.append((generation, conn))
             return result
 
         return await anyio.to_thread.run_sync(run, limiter=self._read_limiter)
+
+    # Embeddings ---------------------------------------------------------------------------------
+
+    def _chunk_identity(self) -> dict[str, Any]:
+        return {
+            "schema": store.SCHEMA_VERSION,
+            "chunker": CHUNKER_VERSION,
+            "chunk_tokens": self.settings.chunking.tokens,
+            "chunk_overlap": self.settings.chunking.overlap,
+            "fts_tokenizer": store.FTS_TOKENIZER,
+        }
+
+    def _vector_identity(self) -> dict[str, Any] | None:
+        p = self._provider
+        if p is None:
+            return None
+        return {"provider": p.id, "model": p.model, "fingerprint": p.fingerprint, "dims": p.dims}
+
+    def _cache_key(self) -> store.CacheKey:
+        assert self._provider is not None
+        return store.CacheKey(self._provider.id, self._provider.model, self._provider.fingerprint)
+
+    @property
+    def vectors_ready(self) -> bool:
+        """True when searches can use vectors: a provider runs and the index was built with it."""
+        return (
+            self._provider is not None
+            and self._stored is not None
+            and self._stored.get("vectors") == self._vector_identity()
+        )
+
+    async def _ensure_provider(self) -> None:
+        """Start the embedding provider once (a model load or download runs here, off the handshake)."""
+        async with self._provider_lock:
+            if self._provider_started:
+                return
+            choice = await open_provider(self.settings.embedding, frozenset(self._failed_providers))
+            self._provider, self._provider_note = choice.provider, choice.note
+            self._provider_started = True
+
+    async def _embed(self, texts: dict[str, str], conn: Any = None) -> dict[str, list[float]]:
+        """Vectors for chunk texts keyed by hash: cached ones, plus freshly embedded ones.
+
+        An embedding failure is recorded (``_embedding_error``) and the chunks go without vectors;
+        the rest of that sync then skips embedding instead of failing batch after batch.
+        """
+        if self._provider is None or not texts:
+            return {}
+        key = self._cache_key()
+        vectors = await self._write(store.cached_vectors, key, list(texts), conn=conn)
+        missing = [h for h in texts if h not in vectors]
+        if missing and self._embedding_error is None:
+            try:
+                fresh = await self._provider.embed_batch([texts[h] for h in missing])
+            except EmbeddingError as exc:
+                self._embedding_error = f"{self._provider.id} embeddings failed: {exc}"
+                logger.warning("%s; chunks are indexed for keyword search and embedded later", self._embedding_error)
+                return vectors
+            new = dict(zip(missing, fresh, strict=True))
+            await self._write(store.cache_vectors, key, new, conn=conn)
+            vectors.update(new)
+        return vectors
+
+    async def _backfill_vectors(self, conn: Any = None) -> int:
+        """Embed chunks that have no vector yet (after an outage, or indexed while keyword-only)."""
+        done = 0
+        while self._embedding_error is None:
+            rows = await self._write(store.chunks_without_vectors, BACKFILL_CHUNKS, conn=conn)
+            if not rows:
+                break
+            vectors = await self._embed({h: text for _, h, text in rows}, conn=conn)
+            ready = [(cid, vectors[h]) for cid, h, _ in rows if h in vectors]
+            if not ready:
+                break
+            await self._write(_insert_vectors_tx, ready, conn=conn)
+            done += len(ready)
+        return done
+
+    async def _switch_to_fallback(self) -> None:
+        """After the provider failed while indexing, move to the configured fallback (if any)."""
+        fallback = self.settings.embedding.fallback
+        current = self._provider
+        if current is None or fallback == "none" or fallback == current.id or fallback in self._failed_providers:
+            return
+        logger.warning("switching embeddings from %s to fallback %s; the index will be rebuilt", current.id, fallback)
+        self._failed_providers.add(current.id)
+        async with self._provider_lock:
+            await current.aclose()
+            self._provider, self._provider_started = None, False
+        self.request_sync()
 
     # Sync ---------------------------------------------------------------------------------------
 
@@ -188,54 +299,106 @@ class MemoryEngine:
 
     async def _run_sync(self, force: bool, progress: ProgressCallback | None) -> SyncReport:
         started = time.perf_counter()
-        self._state, self._error = "indexing", None
+        self._state, self._error, self._embedding_error = "indexing", None, None
         try:
-            files = await anyio.to_thread.run_sync(self.workspace.discover)
-            known = await self._read(store.file_states)
-            force = force or self._identity_stale
-            self._progress = (0, len(files))
-            if progress:
-                progress(0, len(files))
-            changed = 0
-            stale: list[str] = []
-            for start in range(0, len(files), BATCH_FILES):
-                batch = files[start : start + BATCH_FILES]
-                changes, vanished = await anyio.to_thread.run_sync(
-                    lambda: indexer.prepare(
-                        batch, known, tokens=self.settings.chunking.tokens,
-                        overlap=self.settings.chunking.overlap, force=force,
-                    )
-                )
-                if changes or vanished:
-                    stale += await self._write(indexer.write, changes, vanished)
-                    changed += sum(1 for c in changes if c.chunks is not None)
-                self._progress = (start + len(batch), len(files))
-                if progress:
-                    progress(*self._progress)
-            removed = sorted(known.keys() - {f.rel for f in files})
-            if removed:
-                await self._write(indexer.write, [], removed)
+            await self._ensure_provider()
+            wanted = {"chunks": self._chunk_identity(), "vectors": self._vector_identity()}
+            stored = self._stored
+            rebuild = stored is not None and (
+                stored.get("chunks") != wanted["chunks"]
+                or (wanted["vectors"] is not None and stored.get("vectors") != wanted["vectors"])
+            )
+            if rebuild:
+                changed, removed, stale = await self._rebuild(wanted, progress)
+            else:
+                changed, removed, stale = await self._sync_into(self._writer, force, progress)
+                if self._provider is not None:
+                    await self._backfill_vectors()
+                identity = wanted if stored is None else stored
+                await self._write(_record_sync, identity, time.time(), self.settings.cache.max_entries)
+                self._stored = identity
             self._last_sync = time.time()
-            await self._write(self._record_sync, self._last_sync)
         except Exception as exc:
             self._state, self._error = "error", f"{type(exc).__name__}: {exc}"
             raise
         self._state = "ready"
+        if self._embedding_error:
+            await self._switch_to_fallback()
         if stale:
             logger.info("%d file(s) changed while indexing; syncing again", len(stale))
             self.request_sync()
-        report = SyncReport(len(files), changed, len(removed), time.perf_counter() - started)
-        logger.info(
-            "sync: %d files, %d re-indexed, %d removed in %.2fs", report.files, changed, len(removed), report.seconds
-        )
+        report = SyncReport(self._progress[1], changed, removed, time.perf_counter() - started)
+        logger.info("sync: %d files, %d re-indexed, %d removed in %.2fs", report.files, changed, removed, report.seconds)
         return report
 
-    def _record_sync(self, conn: Any, finished: float) -> None:
-        with store.transaction(conn):
-            store.write_meta(conn, "last_sync", finished)
-            if self._identity_stale:
-                store.write_meta(conn, "identity", self._identity)
-        self._identity_stale = False
+    async def _sync_into(self, conn: Any, force: bool, progress: ProgressCallback | None) -> tuple[int, int, list[str]]:
+        """Index the workspace into ``conn``; returns (files re-chunked, files removed, stale paths)."""
+        files = await anyio.to_thread.run_sync(self.workspace.discover)
+        known = await self._write(store.file_states, conn=conn)
+        if self._provider is not None:
+            await self._write(store.ensure_vector_table, self._provider.dims, conn=conn)
+        self._progress = (0, len(files))
+        if progress:
+            progress(0, len(files))
+        changed = 0
+        stale: list[str] = []
+        for start in range(0, len(files), BATCH_FILES):
+            batch = files[start : start + BATCH_FILES]
+            changes, vanished = await anyio.to_thread.run_sync(
+                lambda: indexer.prepare(
+                    batch, known, tokens=self.settings.chunking.tokens,
+                    overlap=self.settings.chunking.overlap, force=force,
+                )
+            )
+            if changes or vanished:
+                vectors = await self._embed(indexer.chunk_texts(changes), conn=conn)
+                stale += await self._write(indexer.write, changes, vanished, vectors, conn=conn)
+                changed += sum(1 for c in changes if c.chunks is not None)
+            self._progress = (start + len(batch), len(files))
+            if progress:
+                progress(*self._progress)
+        removed = sorted(known.keys() - {f.rel for f in files})
+        if removed:
+            await self._write(indexer.write, [], removed, conn=conn)
+        return changed, len(removed), stale
+
+    async def _rebuild(
+        self, identity: dict[str, Any], progress: ProgressCallback | None
+    ) -> tuple[int, int, list[str]]:
+        """Build a complete new index beside the old one and swap it in; the old one serves meanwhile."""
+        logger.info("index settings changed; rebuilding %s in the background", self.index_path)
+        self._rebuilding = True
+        temp = swap.temp_path(self.index_path)
+        conn = await anyio.to_thread.run_sync(store.open_index, temp)
+        try:
+            await self._write(store.seed_cache, self.index_path, conn=conn)
+            changed, removed, stale = await self._sync_into(conn, True, progress)
+            if self._provider is not None:
+                await self._backfill_vectors(conn)
+            if self._embedding_error:
+                raise EmbeddingError(f"rebuild abandoned, the previous index stays in service: {self._embedding_error}")
+            await self._write(_record_sync, identity, time.time(), self.settings.cache.max_entries, conn=conn)
+            await self._write(store.checkpoint, conn=conn)
+            conn.close()
+            async with self._write_limiter:  # no write is in flight on the old index while it is replaced
+                await anyio.to_thread.run_sync(self._swap_in, temp)
+            self._stored = identity
+        except BaseException:
+            conn.close()
+            swap.remove(temp)
+            raise
+        finally:
+            self._rebuilding = False
+        self.request_sync()  # pick up anything written to the old index while the new one was built
+        return changed, removed, stale
+
+    def _swap_in(self, temp: Any) -> None:
+        self._writer.close()
+        try:
+            swap.swap(self.index_path, temp)
+        finally:
+            self._writer = store.open_index(self.index_path)
+            self._generation += 1
 
     async def sync_files(self, files: Sequence[MemoryFile]) -> None:
         """Re-index just these files now (used after memdex itself writes one)."""
@@ -244,7 +407,8 @@ class MemoryEngine:
                 files, {}, tokens=self.settings.chunking.tokens, overlap=self.settings.chunking.overlap, force=True
             )
         )
-        if await self._write(indexer.write, changes, vanished):
+        vectors = await self._embed(indexer.chunk_texts(changes)) if self.vectors_ready else None
+        if await self._write(indexer.write, changes, vanished, vectors):
             self.request_sync()
 
     # Queries ------------------------------------------------------------------------------------
@@ -255,40 +419,69 @@ class MemoryEngine:
         last = None
         if self._last_sync is not None:
             last = dt.datetime.fromtimestamp(self._last_sync, dt.timezone.utc).isoformat(timespec="seconds")
+        provider = self._provider
+        note = self._embedding_error or self._provider_note
+        if provider is not None and not self.vectors_ready:
+            note = f"embedding the index with {provider.id} {provider.model}; keyword results until it is ready"
         return IndexStatus(
             state=self._state, files=files, chunks=chunks, files_done=done, files_total=total,
-            last_sync=last, error=self._error,
+            last_sync=last, error=self._error, mode="hybrid" if self.vectors_ready else "keyword",
+            provider=provider.id if provider else None, model=provider.model if provider else None, note=note,
         )
 
     async def search(
         self, query: str, max_results: int | None = None, min_score: float | None = None
     ) -> SearchAnswer:
-        """Rank memory chunks for ``query``."""
+        """Rank memory chunks for ``query``: hybrid when vectors are ready, keyword-only otherwise."""
         text = query.strip() if isinstance(query, str) else ""
         if not text:
             raise InputError("query is empty; pass the words to look for, e.g. 'database migration decision'")
-        limit = self.settings.query.max_results if max_results is None else max_results
+        q = self.settings.query
+        limit = q.max_results if max_results is None else max_results
         if not 1 <= limit <= 50:
             raise InputError(f"maxResults must be between 1 and 50 (got {limit})")
-        if min_score is not None and not 0.0 <= min_score <= 1.0:
-            raise InputError(f"minScore must be between 0 and 1 (got {min_score})")
+        threshold = q.min_score if min_score is None else min_score
+        if not 0.0 <= threshold <= 1.0:
+            raise InputError(f"minScore must be between 0 and 1 (got {threshold})")
         status = await self.status()
+        candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
         fts_query = build_fts_query(text)
-        if fts_query is None:
-            return SearchAnswer(
-                results=[], mode="keyword", index_status=status,
-                warning="the query has no words or numbers to search for; rephrase it with words",
-            )
-        candidates = min(MAX_CANDIDATES, limit * CANDIDATE_MULTIPLIER)
-        rows = await self._read(store.keyword_search, fts_query, candidates)
-        hits = rank_keyword(rows, query_terms(text), limit, self.settings.query, self.today())
-        warning = None
+        keyword_rows = await self._read(store.keyword_search, fts_query, candidates) if fts_query else []
+        warnings = []
         if status.state in ("starting", "indexing"):
-            warning = (
+            warnings.append(
                 f"the index is still being built ({status.files_done}/{status.files_total} files); "
                 "results may be incomplete, search again shortly"
             )
-        return SearchAnswer(results=hits, mode="keyword", warning=warning, index_status=status)
+        vector = await self._query_vector(text, warnings) if self.vectors_ready else None
+        terms = query_terms(text)
+        if vector is None:
+            if fts_query is None:
+                warnings.append("the query has no words or numbers to search for; rephrase it with words")
+            hits = rank_keyword(keyword_rows, terms, limit, q, self.today())
+            mode: Literal["hybrid", "keyword"] = "keyword"
+        else:
+            vector_rows = await self._read(store.vector_search, vector, candidates)
+            hits = rank_hybrid(keyword_rows, vector_rows, terms, limit, threshold, q, self.today())
+            mode = "hybrid"
+        provider = self._provider
+        return SearchAnswer(
+            results=hits, mode=mode, provider=provider.id if provider else None,
+            model=provider.model if provider else None, warning=" ".join(warnings) or None, index_status=status,
+        )
+
+    async def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
+        """The query's embedding, or None (with a warning) when it fails or is too slow."""
+        assert self._provider is not None
+        timeout = self.settings.embedding.query_timeout
+        try:
+            with anyio.fail_after(timeout):
+                return await self._provider.embed_query(text)
+        except TimeoutError:
+            warnings.append(f"the query embedding took over {timeout:g}s; these are keyword results")
+        except EmbeddingError as exc:
+            warnings.append(f"the query embedding failed ({exc}); these are keyword results")
+        return None
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:
         """Read lines of a memory file from disk (always the current truth, indexed or not)."""
@@ -326,3 +519,16 @@ class MemoryEngine:
         if not receipt.duplicate:
             await self.sync_files([file])
         return receipt
+
+
+def _record_sync(conn: Any, identity: dict[str, Any], finished: float, max_cache: int) -> None:
+    """Store the index identity and sync time, and bound the embedding cache, in one transaction."""
+    with store.transaction(conn):
+        store.write_meta(conn, "identity", identity)
+        store.write_meta(conn, "last_sync", finished)
+        store.prune_cache(conn, max_cache)
+
+
+def _insert_vectors_tx(conn: Any, rows: list[tuple[int, list[float]]]) -> None:
+    with store.transaction(conn):
+        store.insert_vectors(conn, rows)

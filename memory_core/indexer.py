@@ -78,8 +78,17 @@ def prepare(
     return changes, vanished
 
 
-def write(conn: Any, changes: Sequence[Prepared], removed: Sequence[str]) -> list[str]:
-    """Apply changes in one transaction; returns paths skipped because they changed since read."""
+def write(
+    conn: Any,
+    changes: Sequence[Prepared],
+    removed: Sequence[str],
+    vectors: Mapping[str, Sequence[float]] | None = None,
+) -> list[str]:
+    """Apply changes in one transaction; returns paths skipped because they changed since read.
+
+    ``vectors`` maps chunk hashes to embeddings; chunks without one are stored without a vector
+    (keyword search still finds them, and a later sync fills the gap).
+    """
     stale: list[str] = []
     with store.transaction(conn):
         for change in changes:
@@ -88,7 +97,16 @@ def write(conn: Any, changes: Sequence[Prepared], removed: Sequence[str]) -> lis
                 continue
             if change.chunks is None:
                 store.touch_file(conn, change.file.rel, change.state)
-            else:
-                store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+                continue
+            ids = store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+            if vectors:
+                store.insert_vectors(
+                    conn, ((cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors)
+                )
         store.delete_files(conn, removed)
     return stale
+
+
+def chunk_texts(changes: Sequence[Prepared]) -> dict[str, str]:
+    """Text of every new chunk in ``changes``, by hash (equal texts are embedded once)."""
+    return {c.hash: c.text for change in changes for c in change.chunks or ()}

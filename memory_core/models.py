@@ -24,6 +24,10 @@ class IndexStatus(_Answer):
     files_total: int = Field(0, description="files the running sync will handle")
     last_sync: str | None = Field(None, description="when the last sync finished (ISO 8601, UTC)")
     error: str | None = Field(None, description="why the last sync failed, if it did")
+    mode: Literal["hybrid", "keyword"] = Field("keyword", description="whether searches use embeddings now")
+    provider: str | None = Field(None, description="embedding provider in use")
+    model: str | None = Field(None, description="embedding model in use")
+    note: str | None = Field(None, description="why search is keyword-only, or an embedding problem to know about")
 
 
 class Hit(_Answer):

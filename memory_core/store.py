@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import db
+from . import db, swap
 from .chunking import Chunk
 from .errors import StoreError
 
@@ -117,7 +117,7 @@ def open_index(path: Path) -> Any:
         logger.warning("index %s has another schema version; rebuilding it from the Markdown", path)
     except db.database_error() as exc:
         logger.warning("index %s is unreadable (%s); rebuilding it from the Markdown", path, exc)
-    remove_index_files(path)
+    swap.remove(path)
     conn = db.connect(path)
     if not _ensure_schema(conn):
         raise StoreError(f"could not create an index at {path}; check that the folder is writable")
@@ -135,12 +135,6 @@ def _ensure_schema(conn: Any) -> bool:
         return False
     conn.executescript(_SCHEMA)
     return True
-
-
-def remove_index_files(path: Path) -> None:
-    """Delete an index file and its WAL/SHM companions."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 # Meta ------------------------------------------------------------------------------------------
@@ -312,6 +306,22 @@ def prune_cache(conn: Any, max_entries: int) -> int:
         (excess,),
     )
     return int(excess)
+
+
+def seed_cache(conn: Any, source: Path) -> None:
+    """Copy the embedding cache of the index at ``source`` into this one (before a rebuild)."""
+    if not source.exists():
+        return
+    conn.execute("ATTACH DATABASE ? AS seed", (str(source),))
+    try:
+        conn.execute("INSERT OR IGNORE INTO main.embedding_cache SELECT * FROM seed.embedding_cache")
+    finally:
+        conn.execute("DETACH DATABASE seed")
+
+
+def checkpoint(conn: Any) -> None:
+    """Fold the WAL into the main file, so the file alone is the whole database."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def cache_size(conn: Any) -> int:

@@ -18,6 +18,10 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     for key in list(os.environ):
         if key.startswith("MEMDEX_"):
             monkeypatch.delenv(key)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test may reach the network
+    # Keyword-only unless a test chooses a provider: auto would otherwise try the default hf: model.
+    monkeypatch.setenv("MEMDEX_EMBEDDING__PROVIDER", "none")
     xdg = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(xdg / "state"))

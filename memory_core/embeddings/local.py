@@ -1,0 +1,454 @@
+"""The local embedding provider: a GGUF model run in-process by llama.cpp (the ``local`` extra).
+
+* ``embedding.local.model`` is a ``.gguf`` path or ``hf:<owner>/<repo>/<file>``; an ``hf:`` model is
+  fetched once with :func:`huggingface_hub.hf_hub_download` into ``cache_dir`` (the Hugging Face cache
+  by default) and loaded from the file. A cached file is used without touching the network.
+* One llama.cpp instance per process per (file, load settings), shared by every provider that asks
+  for it, and every call into it is serialised by one :class:`threading.Lock` taken on the worker
+  thread: a llama context is not thread-safe, and concurrent callers only queue, never deadlock.
+* No input can abort the process: every text is cut, by tokens, to the model's training context
+  (the position-embedding limit of BERT-style models) before it reaches llama.cpp, and a decode
+  batch never holds more tokens than the context was built for.
+* Vectors are pooled the way the GGUF says (mean for sentence-transformers BERT models; a GGUF that
+  stores no pooling gets mean pooling) and L2-normalised here: llama.cpp does not normalise.
+* Query/document prefixes: an explicit string wins ("" = none); ``None`` means the model's known
+  prefix from :data:`KNOWN_PREFIXES`, matched on the model name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..config import LocalEmbeddingSettings
+from ..errors import EmbeddingError
+from .base import fingerprint as make_fingerprint
+from .base import l2_normalize
+
+log = logging.getLogger(__name__)
+
+MISSING_EXTRA = "local embeddings need the 'local' extra: pip install 'memdex[local]'"
+
+#: Known models' prefixes: (pattern on the lower-cased model name, query prefix, document prefix).
+#: The first match wins; a model matching none gets no prefixes.
+KNOWN_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    (r"embeddinggemma", "task: search result | query: ", "title: none | text: "),
+    (r"nomic-embed-text", "search_query: ", "search_document: "),
+    (r"(?<![a-z0-9])(multilingual-)?e5(?![a-z0-9])", "query: ", "passage: "),
+    (r"minilm|bge-", "", ""),
+)
+
+#: Longest input fed to the model in tokens, whatever its training context says (bounds memory).
+MAX_INPUT_TOKENS_CAP = 8192
+#: Tokens per llama.cpp decode call. Several short texts share one decode; a text never spans two,
+#: so the effective value is max(this, the model's input limit). Non-causal models need
+#: n_ubatch == n_batch (a sequence must fit in one micro-batch).
+DECODE_BATCH_TOKENS = 512
+#: Texts per decode call at most (llama.cpp's own limit is 256 sequences).
+MAX_SEQUENCES_PER_DECODE = 64
+
+_POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
+
+
+def known_prefixes(model: str) -> tuple[str, str]:
+    """The (query, document) prefixes memdex knows for a model name, or ("", "")."""
+    name = model.lower()
+    for pattern, query, document in KNOWN_PREFIXES:
+        if re.search(pattern, name):
+            return query, document
+    return "", ""
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# The shared model instances ---------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _SharedModel:
+    """One loaded llama.cpp model and the lock every call into it takes."""
+
+    key: tuple[Any, ...]
+    llm: Any
+    dims: int
+    max_tokens: int
+    n_batch: int
+    n_seq_max: int
+    pooling: str
+    eos: int | None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    users: int = 0
+
+
+_MODELS: dict[tuple[Any, ...], _SharedModel] = {}
+_MODELS_LOCK = threading.Lock()  # guards _MODELS and loading, so one key is only ever loaded once
+
+
+_LOG_CALLBACK: Any = None  # the ctypes callback must outlive every llama.cpp call
+_llama_log = logging.getLogger("memory_core.embeddings.llama_cpp")
+
+
+def _route_llama_log(llama_cpp: Any) -> None:
+    """Send llama.cpp's own log to Python logging (errors as warnings, the rest as debug).
+
+    llama-cpp-python's callback prints to stderr with a stale level table (every loader warning
+    shows); ours keeps a normal start quiet. Installed once per process.
+    """
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: Any) -> None:  # pragma: no cover - native thread
+        message = text.decode("utf-8", "replace").rstrip()
+        if message:
+            _llama_log.log(logging.WARNING if level == 4 else logging.DEBUG, "%s", message)
+
+    _LOG_CALLBACK = callback
+    llama_cpp.llama_log_set(callback, llama_cpp.ctypes.c_void_p(0))
+    llama_cpp.llama_backend_init()  # before the probe's bare model load; Llama() repeating it is harmless
+
+
+class _NoRedirect:
+    """Stands in for llama-cpp-python's ``suppress_stdout_stderr`` while we load a model."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _NoRedirect:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _no_fd_redirect() -> Iterator[None]:
+    """Load without llama-cpp-python pointing fds 1 and 2 at /dev/null for the whole process.
+
+    ``Llama(verbose=False)`` does that around model loading; in a stdio MCP server a protocol
+    message written meanwhile by another thread would vanish. Our log callback keeps the load quiet
+    instead. Callers hold ``_MODELS_LOCK``, the only place this process loads llama.cpp models.
+    """
+    import llama_cpp._internals as internals
+    import llama_cpp.llama as llama_module
+
+    modules = [m for m in (internals, llama_module) if hasattr(m, "suppress_stdout_stderr")]
+    saved = [m.suppress_stdout_stderr for m in modules]
+    for m in modules:
+        m.suppress_stdout_stderr = _NoRedirect
+    try:
+        yield
+    finally:
+        for m, original in zip(modules, saved, strict=True):
+            m.suppress_stdout_stderr = original
+
+
+def _probe(llama_cpp: Any, path: Path) -> tuple[int, int | None]:
+    """The model's training context and stored pooling type, read without loading its weights."""
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+    if not model:
+        raise EmbeddingError(f"llama.cpp could not read {path}; is it a GGUF file?")
+    try:
+        n_ctx_train = int(llama_cpp.llama_model_n_ctx_train(model))
+        pooling: int | None = None
+        buf = (llama_cpp.ctypes.c_char * 256)()
+        if llama_cpp.llama_model_meta_val_str(model, b"general.architecture", buf, len(buf)) > 0:
+            arch = buf.value
+            if llama_cpp.llama_model_meta_val_str(model, arch + b".pooling_type", buf, len(buf)) > 0:
+                try:
+                    pooling = int(buf.value)
+                except ValueError:
+                    pooling = None
+        return n_ctx_train, pooling
+    finally:
+        llama_cpp.llama_model_free(model)
+
+
+def _acquire_model(path: Path, settings: LocalEmbeddingSettings) -> _SharedModel:
+    """The shared instance for (path, settings), loading it on first use. Runs on a worker thread."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise EmbeddingError(MISSING_EXTRA) from None
+    n_threads = settings.n_threads or _available_cores()
+    key = (str(path), os.path.getsize(path), os.path.getmtime(path), n_threads, settings.flash_attn)
+    with _MODELS_LOCK:
+        shared = _MODELS.get(key)
+        if shared is None:
+            _route_llama_log(llama_cpp)
+            with _no_fd_redirect():
+                shared = _load(llama_cpp, path, key, n_threads, settings.flash_attn)
+            _MODELS[key] = shared
+        shared.users += 1
+        return shared
+
+
+def _load(llama_cpp: Any, path: Path, key: tuple[Any, ...], n_threads: int, flash_attn: bool) -> _SharedModel:
+    n_ctx_train, stored_pooling = _probe(llama_cpp, path)
+    max_tokens = min(n_ctx_train if n_ctx_train > 0 else 512, MAX_INPUT_TOKENS_CAP)
+    if stored_pooling == llama_cpp.LLAMA_POOLING_TYPE_RANK:
+        raise EmbeddingError(f"{path} is a reranker (rank pooling), not an embedding model")
+    pooling = stored_pooling if stored_pooling not in (None, llama_cpp.LLAMA_POOLING_TYPE_NONE) else None
+    if pooling is None:
+        log.warning("%s stores no pooling type; using mean pooling", path.name)
+        pooling = llama_cpp.LLAMA_POOLING_TYPE_MEAN
+    n_batch = max(DECODE_BATCH_TOKENS, max_tokens)
+    try:
+        llm = llama_cpp.Llama(
+            model_path=str(path),
+            embedding=True,
+            n_ctx=n_batch,
+            n_batch=n_batch,
+            n_ubatch=n_batch,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            flash_attn=flash_attn,
+            pooling_type=pooling,
+            verbose=False,
+        )
+    except Exception as exc:  # llama.cpp reports load failures as ValueError/RuntimeError
+        raise EmbeddingError(f"llama.cpp could not load {path}: {exc}") from exc
+    actual = int(llm.pooling_type())
+    n_seq_max = max(1, min(MAX_SEQUENCES_PER_DECODE, int(llm.context_params.n_seq_max)))
+    eos = int(llm.token_eos()) if llm._model.add_eos_token() else None
+    log.info(
+        "loaded %s: %d dims, %s pooling, inputs up to %d tokens, %d threads, flash_attn=%s",
+        path.name, llm.n_embd(), _POOLING_NAMES.get(actual, actual), max_tokens, n_threads, flash_attn,
+    )  # fmt: skip
+    return _SharedModel(
+        key=key,
+        llm=llm,
+        dims=int(llm.n_embd()),
+        max_tokens=max_tokens,
+        n_batch=n_batch,
+        n_seq_max=n_seq_max,
+        pooling=_POOLING_NAMES.get(actual, str(actual)),
+        eos=eos if eos is not None and eos >= 0 else None,
+    )
+
+
+def _release_model(shared: _SharedModel) -> None:
+    """Drop one user; the last one frees the model. Runs on a worker thread."""
+    with _MODELS_LOCK:
+        shared.users -= 1
+        if shared.users > 0:
+            return
+        if _MODELS.get(shared.key) is shared:
+            del _MODELS[shared.key]
+    with shared.lock:
+        shared.llm.close()
+
+
+# Work done on the worker thread under the model's lock ------------------------------------------
+
+
+def _tokenize(shared: _SharedModel, texts: Sequence[str]) -> list[list[int]]:
+    """Token ids per text (with the model's special tokens), cut to the model's input limit."""
+    out: list[list[int]] = []
+    limit = shared.max_tokens
+    with shared.lock:
+        for text in texts:
+            tokens = shared.llm.tokenize(text.encode("utf-8", "replace"), add_bos=True, special=False)
+            if len(tokens) > limit:
+                # Keep the closing special token (BERT's [SEP]) the model was trained to see.
+                if shared.eos is not None and tokens[-1] == shared.eos:
+                    tokens = tokens[: limit - 1] + [tokens[-1]]
+                else:
+                    tokens = tokens[:limit]
+            out.append(tokens)
+    return out
+
+
+def _decode(shared: _SharedModel, group: Sequence[Sequence[int]]) -> list[list[float]]:
+    """One llama.cpp decode of several token sequences; their pooled, L2-normalised vectors."""
+    import llama_cpp
+
+    llm = shared.llm
+    vectors: list[list[float]] = []
+    with shared.lock:
+        batch = llm._batch
+        ctx = llm._ctx
+        batch.reset()
+        for seq_id, tokens in enumerate(group):
+            # Every token is an output in embedding mode (see llama-cpp-python's Llama.embed).
+            batch.add_sequence(tokens, seq_id, True)
+        try:
+            ctx.kv_cache_clear()
+            ctx.decode(batch)
+        except RuntimeError as exc:
+            raise EmbeddingError(f"llama.cpp failed to embed {len(group)} text(s): {exc}", retryable=False) from exc
+        finally:
+            batch.reset()
+        for seq_id in range(len(group)):
+            ptr = llama_cpp.llama_get_embeddings_seq(ctx.ctx, seq_id)
+            if not ptr:
+                raise EmbeddingError("llama.cpp returned no pooled embedding; is this an embedding model?")
+            vectors.append(l2_normalize(ptr[: shared.dims]))
+    return vectors
+
+
+def _groups(shared: _SharedModel, seqs: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Indices of ``seqs`` packed into decode calls (token and sequence budget), in input order."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for i, tokens in enumerate(seqs):
+        if current and (used + len(tokens) > shared.n_batch or len(current) >= shared.n_seq_max):
+            groups.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += len(tokens)
+    if current:
+        groups.append(current)
+    return groups
+
+
+# The provider -----------------------------------------------------------------------------------
+
+
+class LocalProvider:
+    """A GGUF embedding model run in-process with llama-cpp-python."""
+
+    id = "local"
+
+    def __init__(
+        self,
+        settings: LocalEmbeddingSettings,
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = settings.model
+        default_query, default_document = known_prefixes(settings.model)
+        self.query_prefix = default_query if query_prefix is None else query_prefix
+        self.document_prefix = default_document if document_prefix is None else document_prefix
+        self.dims = 0
+        self.max_input_tokens = 512  # the real limit is known after start()
+        self.pooling: str | None = None
+        self.path: Path | None = None
+        self._shared: _SharedModel | None = None
+        # Provisional until start() adds the file size and pooling: prefixes already count.
+        self.fingerprint = self._fingerprint()
+
+    def _fingerprint(self, **more: Any) -> str:
+        return make_fingerprint(
+            provider=self.id,
+            model=self.model,
+            query_prefix=self.query_prefix,
+            document_prefix=self.document_prefix,
+            **more,
+        )
+
+    # Lifecycle ----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._shared is not None:
+            return
+        path = await self._resolve()
+        shared = await anyio.to_thread.run_sync(_acquire_model, path, self.settings)
+        if self._shared is not None:  # a concurrent start() won the race
+            await anyio.to_thread.run_sync(_release_model, shared)
+            return
+        self._shared = shared
+        self.path = path
+        self.dims = shared.dims
+        self.max_input_tokens = shared.max_tokens
+        self.pooling = shared.pooling
+        self.fingerprint = self._fingerprint(size=path.stat().st_size, pooling=shared.pooling, dims=shared.dims)
+
+    async def aclose(self) -> None:
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            await anyio.to_thread.run_sync(_release_model, shared)
+
+    async def _resolve(self) -> Path:
+        """The model file: an existing local path, or an ``hf:`` file from the cache or the Hub."""
+        model = self.model.strip()
+        if model.startswith("hf:"):
+            return await self._download(model)
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise EmbeddingError(
+                f"local embedding model {path} does not exist; set embedding.local.model to a .gguf file "
+                "or to hf:<owner>/<repo>/<file>"
+            )
+        return path.resolve()
+
+    async def _download(self, uri: str) -> Path:
+        parts = uri[3:].strip("/").split("/")
+        if len(parts) < 3 or not all(parts):
+            raise EmbeddingError(f"embedding.local.model {uri!r} must look like hf:<owner>/<repo>/<file>.gguf")
+        repo_id, filename = "/".join(parts[:2]), "/".join(parts[2:])
+        try:
+            import huggingface_hub
+        except ImportError:
+            raise EmbeddingError(MISSING_EXTRA) from None
+        cache_dir = str(self.settings.cache_dir.expanduser()) if self.settings.cache_dir else None
+
+        def fetch() -> str:
+            cached = huggingface_hub.try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir)
+            if isinstance(cached, str) and os.path.isfile(cached):
+                return cached  # no network round trip when the file is already here
+            log.info("downloading %s once (later starts use the cached copy)", uri)
+            return huggingface_hub.hf_hub_download(repo_id, filename, cache_dir=cache_dir)
+
+        try:
+            return Path(await anyio.to_thread.run_sync(fetch))
+        except Exception as exc:
+            raise EmbeddingError(
+                f"could not download the local embedding model {uri} ({type(exc).__name__}: {_first_line(exc)}). "
+                "Offline? Download the .gguf file elsewhere and set embedding.local.model to its local path",
+                retryable=True,
+            ) from exc
+
+    # Embedding ----------------------------------------------------------------------------------
+
+    def _require(self) -> _SharedModel:
+        if self._shared is None:
+            raise EmbeddingError("the local embedding provider is not started (call start() first)")
+        return self._shared
+
+    async def embed_query(self, text: str) -> list[float]:
+        shared = self._require()
+        seqs = await anyio.to_thread.run_sync(_tokenize, shared, [self.query_prefix + text])
+        (vector,) = await anyio.to_thread.run_sync(_decode, shared, seqs)
+        return vector
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        shared = self._require()
+        if not texts:
+            return []
+        prefix = self.document_prefix
+        seqs = await anyio.to_thread.run_sync(_tokenize, shared, [prefix + t for t in texts])
+        out: list[list[float]] = [[] for _ in texts]
+        # One decode per worker-thread call, so a query waits for one decode, never a whole batch.
+        for group in _groups(shared, seqs):
+            vectors = await anyio.to_thread.run_sync(_decode, shared, [seqs[i] for i in group])
+            for i, vector in zip(group, vectors, strict=True):
+                out[i] = vector
+        return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else "no details"
+
+
+__all__ = ["KNOWN_PREFIXES", "LocalProvider", "known_prefixes"]

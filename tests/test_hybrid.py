@@ -1,0 +1,255 @@
+"""Hybrid search and the vector index, with the real local GGUF model (no network)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import MemoryEngine, load_settings
+from memory_core import engine as engine_module
+from memory_core.embeddings.factory import ProviderChoice, build
+from memory_core.errors import EmbeddingError
+
+MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\n- We chose PostgreSQL for storage after comparing it with MySQL.\n",
+    "memory/2026-01-10.md": "# 2026-01-10\n\n- Build flag YN0028 must stay disabled in production.\n",
+    "memory/2026-01-11.md": "# 2026-01-11\n\n- Went hiking in the mountains with Sam; the weather was lovely.\n",
+    "memory/2026-01-12.md": "# 2026-01-12\n\n- Dinner recipe: lentil soup with cumin and lemon.\n",
+}
+
+
+class Instrumented:
+    """A real provider, wrapped to count embedding calls and to fail on demand."""
+
+    def __init__(self, inner: Any, *, dims: int | None = None, tag: str = "") -> None:
+        self.inner = inner
+        self.batch_calls = 0
+        self.texts_embedded = 0
+        self.fail_batches_after: int | None = None
+        self.fail_queries = False
+        self._dims = dims
+        self._tag = tag
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def dims(self) -> int:
+        return self._dims or self.inner.dims
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint + self._tag + (f"-d{self._dims}" if self._dims else "")
+
+    def _cut(self, vector: list[float]) -> list[float]:
+        if not self._dims:
+            return vector
+        head = vector[: self._dims]
+        norm = sum(x * x for x in head) ** 0.5
+        return [x / norm for x in head]
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.fail_batches_after is not None and self.batch_calls >= self.fail_batches_after:
+            raise EmbeddingError("scripted outage")
+        self.batch_calls += 1
+        self.texts_embedded += len(texts)
+        return [self._cut(v) for v in await self.inner.embed_batch(texts)]
+
+    async def embed_query(self, text: str) -> list[float]:
+        if self.fail_queries:
+            raise EmbeddingError("scripted outage")
+        return self._cut(await self.inner.embed_query(text))
+
+
+@pytest.fixture
+def notes(workspace: Path, write: Callable[[str, str], Path]) -> Path:
+    for rel, text in NOTES.items():
+        write(rel, text)
+    return workspace
+
+
+def _settings(workspace: Path, index: Path, **query: Any) -> Any:
+    return load_settings(
+        workspace=workspace, index_path=index, timezone="UTC",
+        embedding={"provider": "local", "local": {"model": str(MODEL)}}, query=query or None,
+    )
+
+
+def _use(monkeypatch: pytest.MonkeyPatch, wrapper: Callable[[Any], Instrumented]) -> list[Instrumented]:
+    """Make engines get an instrumented real local provider; returns the ones created."""
+    made: list[Instrumented] = []
+
+    async def open_provider(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
+        inner = build("local", settings)
+        await inner.start()
+        made.append(wrapper(inner))
+        return ProviderChoice(made[-1])
+
+    monkeypatch.setattr(engine_module, "open_provider", open_provider)
+    return made
+
+
+async def test_semantic_query_finds_a_paraphrase_with_no_shared_word(notes: Path, index_path: Path) -> None:
+    """'that database thing we picked' finds the PostgreSQL decision in hybrid mode."""
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        answer = await engine.search("that database thing we picked", min_score=0.0)
+    assert answer.mode == "hybrid" and answer.provider == "local"
+    assert answer.results[0].path == "MEMORY.md"
+    top = answer.results[0]
+    assert top.vector_score is not None and top.vector_score > 0.3
+    assert answer.index_status.mode == "hybrid"
+
+
+async def test_exact_token_query_finds_the_id(notes: Path, index_path: Path) -> None:
+    """An opaque ID is found through the keyword side of hybrid search."""
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        answer = await engine.search("YN0028")
+    assert answer.mode == "hybrid"
+    assert answer.results and answer.results[0].path == "memory/2026-01-10.md"
+    assert answer.results[0].text_score == 1.0
+
+
+async def test_rrf_fusion_ranks_both_kinds_of_query(notes: Path, index_path: Path) -> None:
+    """Reciprocal-rank fusion also puts the right note first for both query kinds."""
+    async with MemoryEngine(_settings(notes, index_path, fusion="rrf"), background_sync=False) as engine:
+        await engine.sync()
+        semantic = await engine.search("that database thing we picked")
+        exact = await engine.search("YN0028")
+    assert semantic.results[0].path == "MEMORY.md"
+    assert exact.results[0].path == "memory/2026-01-10.md"
+
+
+async def test_unchanged_text_is_never_embedded_twice(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[str, str], Path]
+) -> None:
+    """Forced re-chunking and a new engine reuse cached vectors; only an edited chunk is embedded."""
+    made = _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        first = made[-1].texts_embedded
+        assert first == len(NOTES)
+        await engine.sync(force=True)
+        assert made[-1].texts_embedded == first
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        write("memory/2026-01-12.md", "# 2026-01-12\n\n- Dinner recipe: tomato soup with basil.\n")
+        await engine.sync()
+        assert made[-1].texts_embedded == 1
+        answer = await engine.search("tomato basil soup")
+    assert answer.results[0].path == "memory/2026-01-12.md"
+
+
+async def test_a_model_change_rebuilds_the_index_and_swaps_it_in(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new fingerprint rebuilds into a temp file, swaps it in, and leaves no temp file behind."""
+    made = _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+    _use(monkeypatch, lambda inner: Instrumented(inner, tag="-v2"))
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        answer = await engine.search("that database thing we picked", min_score=0.0)
+        assert engine.vectors_ready
+    assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
+    assert made[0].texts_embedded == len(NOTES)
+    assert sorted(p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name or ".backup-" in p.name) == []
+    with sqlite3.connect(index_path) as conn:
+        fingerprints = {row[0] for row in conn.execute("SELECT DISTINCT fingerprint FROM embedding_cache")}
+    assert len(fingerprints) == 2  # the old vectors were carried over into the rebuilt index's cache
+
+
+async def test_a_failed_rebuild_keeps_the_old_index_in_service(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider failing half-way through a rebuild leaves the old index untouched and searchable."""
+    _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+    with sqlite3.connect(index_path) as conn:
+        identity_before = conn.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()[0]
+
+    def flaky(inner: Any) -> Instrumented:
+        wrapped = Instrumented(inner, tag="-v2")
+        wrapped.fail_batches_after = 0
+        return wrapped
+
+    _use(monkeypatch, flaky)
+    settings = _settings(notes, index_path)
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        with pytest.raises(EmbeddingError, match="previous index stays in service"):
+            await engine.sync()
+        answer = await engine.search("lentil soup")
+        status = await engine.status()
+    assert answer.mode == "keyword"  # the old vectors do not belong to the new provider
+    assert answer.results[0].path == "memory/2026-01-12.md"
+    assert status.files == len(NOTES) and status.state == "error"
+    assert not [p for p in index_path.parent.iterdir() if ".tmp-" in p.name]
+    with sqlite3.connect(index_path) as conn:
+        assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == len(NOTES)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()[0] == identity_before
+
+
+async def test_a_dimension_change_rebuilds_the_vector_table(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Switching to 128-dimensional vectors gives a 128-dimensional vec0 table and working search."""
+    _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+    _use(monkeypatch, lambda inner: Instrumented(inner, dims=128))
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        answer = await engine.search("that database thing we picked", min_score=0.0)
+    assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
+    from memory_core import db, store
+
+    conn = db.connect(index_path)
+    try:
+        assert store.vector_dims(conn) == 128
+    finally:
+        conn.close()
+
+
+async def test_a_query_embedding_failure_answers_with_keywords_and_a_warning(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Provider outage at query time: keyword results, a warning, never an error."""
+    made = _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        made[-1].fail_queries = True
+        answer = await engine.search("lentil soup")
+    assert answer.mode == "keyword"
+    assert answer.results[0].path == "memory/2026-01-12.md"
+    assert "query embedding failed" in (answer.warning or "")
+
+
+async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[str, str], Path]
+) -> None:
+    """Chunks written during an outage are searchable by keyword and get vectors on the next sync."""
+    made = _use(monkeypatch, Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        made[-1].fail_batches_after = made[-1].batch_calls  # the provider goes down
+        write("memory/2026-01-13.md", "# 2026-01-13\n\n- Adopted a grey cat called Pixel.\n")
+        await engine.sync()
+        status = await engine.status()
+        assert "scripted outage" in (status.note or "")
+        found = await engine.search("Pixel")
+        assert found.results[0].path == "memory/2026-01-13.md"
+        made[-1].fail_batches_after = None  # back up
+        await engine.sync()
+        answer = await engine.search("new kitten pet", min_score=0.0)
+        status = await engine.status()
+    assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
+    assert status.note is None
