@@ -1,24 +1,32 @@
 # Quick start: `make run` serves the example workspace; `make test` runs the test suite.
-# Each creates .venv on first use.
+# Each creates .venv on first use. `make test` also builds llama-cpp-python (the `local` extra) from
+# source the first time: about 10 minutes on 2 cores; pip caches the wheel afterwards.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run stdio test index clean
+.PHONY: run stdio test clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-run: $(BIN)/.installed  ## Streamable HTTP on http://127.0.0.1:8765/mcp over examples/workspace
+run: $(VENV)/.installed-run  ## Streamable HTTP on http://127.0.0.1:8765/mcp over examples/workspace
 	$(BIN)/memdex serve --workspace examples/workspace --transport http
 
-stdio: $(BIN)/.installed  ## the same over stdio, as MCP clients launch it
+stdio: $(VENV)/.installed-run  ## the same over stdio, as MCP clients launch it
 	$(BIN)/memdex serve --workspace examples/workspace
 
-test: $(BIN)/.installed
+test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
 clean:

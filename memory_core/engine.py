@@ -199,6 +199,11 @@ class MemoryEngine:
         return store.CacheKey(self._provider.id, self._provider.model, self._provider.fingerprint)
 
     @property
+    def built_with(self) -> dict[str, Any] | None:
+        """The embedding setup the index's vectors come from (None: keyword-only so far)."""
+        return None if self._stored is None else self._stored.get("vectors")
+
+    @property
     def vectors_ready(self) -> bool:
         """True when searches can use vectors: a provider runs and the index was built with it."""
         return (

@@ -143,11 +143,14 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         status = await engine.status()
         on_disk = len(await anyio.to_thread.run_sync(engine.workspace.discover))
     drv = driver()
+    built = engine.built_with
     info = {
         "workspace": str(engine.workspace.root),
         "index": str(engine.index_path),
         "filesOnDisk": on_disk,
         "index_status": status.model_dump(mode="json", by_alias=True),
+        "embeddings": settings.embedding.provider,
+        "vectorsFrom": f"{built['provider']} {built['model']} ({built['dims']} dims)" if built else "none (keyword-only)",
         "sqlite": f"{drv.sqlite_version} ({drv.name})",
         "sqliteVec": drv.vec_version or f"unavailable: {drv.vec_error}",
     }
