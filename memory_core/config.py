@@ -82,6 +82,7 @@ class OpenAIEmbeddingSettings(_Section):
     model: str = "text-embedding-3-small"
     dimensions: int | None = Field(None, ge=1, description="ask the model for shorter vectors (text-embedding-3)")
     headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers sent with every request")
+    max_input_tokens: int = Field(8191, ge=16, description="longer texts are cut to fit (the model's input limit)")
     max_batch_inputs: int = Field(64, ge=1, le=2048, description="texts per request")
     max_batch_tokens: int = Field(32_000, ge=512, description="estimated tokens per request")
     query_timeout: float = Field(30.0, gt=0, description="seconds to wait for a query embedding")

@@ -186,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(
             level=settings.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
+        for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per embedding request otherwise
+            logging.getLogger(noisy).setLevel(logging.WARNING)
         if args.command != "serve":
             logging.getLogger("memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
         return anyio.run(_COMMANDS[args.command], settings, args)

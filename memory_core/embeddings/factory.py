@@ -61,13 +61,15 @@ async def open_provider(settings: EmbeddingSettings, exclude: frozenset[str] = f
     for name in names:
         if name in exclude:
             continue
-        provider = build(name, settings)
+        provider = None
         try:
+            provider = build(name, settings)
             await provider.start()
         except EmbeddingError as exc:
             logger.warning("embedding provider %s unavailable: %s", name, exc)
             problems.append(f"{name}: {exc}")
-            await provider.aclose()
+            if provider is not None:
+                await provider.aclose()
             continue
         note = f"using {name} because " + "; ".join(problems) if problems and settings.provider != "auto" else None
         logger.info("embeddings: %s %s (%d dims)", provider.id, provider.model, provider.dims)

@@ -27,6 +27,7 @@ import anyio
 import openai
 from openai.types import Batch
 
+from ..chunking import CHARS_PER_TOKEN, text_cost
 from ..config import OpenAIEmbeddingSettings
 from ..errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 from .base import fingerprint, l2_normalize
@@ -48,8 +49,8 @@ _BATCH_MAX_BYTES = 190 * 1024 * 1024
 
 
 def estimate_tokens(text: str) -> int:
-    """Tokens a text is assumed to cost: one per 4 UTF-8 bytes, rounded up."""
-    return -(-len(text.encode("utf-8")) // 4)
+    """Tokens a text is assumed to cost: the chunker's budget (4 characters, or 1 CJK character, each)."""
+    return -(-text_cost(text) // CHARS_PER_TOKEN)
 
 
 def retry_after_seconds(headers: Mapping[str, str], cap: float) -> float | None:
@@ -82,7 +83,6 @@ class OpenAIProvider:
     """
 
     id = "openai"
-    max_input_tokens: int = 8191  # longer texts are cut to fit (OpenAI's limit for its embedding models)
     retry_base_delay: float = 0.5  # first backoff, doubled per retry, plus 0-25 % jitter
     retry_max_delay: float = 30.0  # backoff cap, before jitter
     retry_after_cap: float = 60.0  # longest Retry-After honoured
@@ -98,6 +98,7 @@ class OpenAIProvider:
                 " (a local server that needs no key accepts any string)"
             )
         self.base_url = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.max_input_tokens = settings.max_input_tokens  # longer texts are cut to fit
         self.model = settings.model
         self.dims = settings.dimensions or 0
         self.fingerprint = fingerprint(
@@ -169,12 +170,11 @@ class OpenAIProvider:
     # Plain requests ---------------------------------------------------------------------------
 
     def _fit(self, text: str) -> str:
-        """The text cut (at a UTF-8 boundary) to the per-input token limit; never empty."""
-        limit = min(self.max_input_tokens, self._settings.max_batch_tokens) * 4
-        data = text.encode("utf-8")
-        if len(data) > limit:
-            logger.debug("%s: cutting a %d-byte text to %d bytes", self._where, len(data), limit)
-            text = data[:limit].decode("utf-8", "ignore")
+        """The text cut to the per-input token limit (by the same estimate batching uses); never empty."""
+        limit = min(self.max_input_tokens, self._settings.max_batch_tokens)
+        while (cost := estimate_tokens(text)) > limit:
+            logger.debug("%s: cutting a text of about %d tokens to %d", self._where, cost, limit)
+            text = text[: max(1, len(text) * limit // cost - 1)]
         return text or " "  # the API rejects empty strings
 
     def _plan(self, texts: Sequence[str]) -> list[list[int]]:
@@ -283,21 +283,22 @@ class OpenAIProvider:
                 wait = retry_after_seconds(exc.response.headers, self.retry_after_cap)
                 reason = f"answered {what} with {exc.status_code} ({self._detail(exc)})"
                 advice = (
-                    "wait, or lower [embedding.openai] max_batch_inputs"
+                    "wait a minute or raise [embedding.openai] max_retries"
                     if exc.status_code == 429
                     else "the server may be overloaded or down; try again later"
                 )
             if attempt > self._settings.max_retries:
                 kind = EmbeddingTimeout if timed_out else EmbeddingError
-                plural = "s" if attempt > 1 else ""
-                raise kind(f"{self._where} {reason} ({attempt} attempt{plural}); {advice}", retryable=True) from cause
-            delay = wait if wait is not None else self._backoff(attempt)
+                tries = f"{attempt} attempts failed" if attempt > 1 else "no retries are configured"
+                raise kind(f"{self._where} {reason}; {tries}; {advice}", retryable=True) from cause
+            delay = wait if wait is not None else self.retry_delay(attempt)
             logger.warning(
                 "%s %s; retry %d of %d in %.2fs", self._where, reason, attempt, self._settings.max_retries, delay
             )
             await anyio.sleep(delay)
 
-    def _backoff(self, attempt: int) -> float:
+    def retry_delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based) when the server names no delay."""
         base = min(self.retry_max_delay, self.retry_base_delay * 2 ** (attempt - 1))
         return base * (1 + random.uniform(0.0, 0.25))
 
