@@ -105,6 +105,14 @@ class EmbeddingSettings(_Section):
     openai: OpenAIEmbeddingSettings = Field(default_factory=OpenAIEmbeddingSettings)
 
 
+class WatchSettings(_Section):
+    """Keeping the index in step with the files while the server runs."""
+
+    enabled: bool = Field(True, description="watch the memory files and re-index changes as they happen")
+    debounce_ms: int = Field(1500, ge=50, le=60_000, description="longest a burst of saves is grouped for")
+    reconcile_minutes: float = Field(5.0, ge=0, description="periodic stat-only sync; 0 = off")
+
+
 class ServerSettings(_Section):
     """How `memdex serve` listens."""
 
@@ -134,6 +142,7 @@ class Settings(BaseSettings):
     query: QuerySettings = Field(default_factory=QuerySettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("timezone")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ProgressCallback = Callable[[int, int], None]
+ChangeListener = Callable[[list[str]], Awaitable[None]]
 
 BATCH_FILES = 64
 CANDIDATE_MULTIPLIER = 4
@@ -89,6 +90,8 @@ class MemoryEngine:
         self._failed_providers: set[str] = set()
         self._embedding_error: str | None = None  # set by a failed embedding call in the running sync
         self._rebuilding = False
+        self._dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
+        self._listeners: list[ChangeListener] = []
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -121,6 +124,11 @@ class MemoryEngine:
         await self._task_group.__aenter__()
         if self._background_sync:
             self._task_group.start_soon(self._sync_in_background)
+            if self.settings.watch.enabled:
+                from .watcher import Watcher
+
+                self.watcher = Watcher(self)
+                self._task_group.start_soon(self.watcher.run)
         logger.info("memdex: workspace %s, index %s", self.workspace.root, self.index_path)
 
     async def _close(self) -> None:
@@ -285,6 +293,21 @@ class MemoryEngine:
         if self._task_group is not None and not self._sync_wanted:
             self._task_group.start_soon(self._sync_in_background)
 
+    def mark_dirty(self) -> None:
+        """Note that files may have changed unseen; the next search schedules a sync."""
+        self._dirty = True
+
+    def add_change_listener(self, listener: ChangeListener) -> None:
+        """Call ``listener(paths)`` after memory files change (watcher events and appends)."""
+        self._listeners.append(listener)
+
+    async def _notify(self, paths: list[str]) -> None:
+        for listener in self._listeners:
+            try:
+                await listener(paths)
+            except Exception:
+                logger.exception("a change listener failed")
+
     async def sync(self, *, force: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         """Bring the index in line with the files; concurrent calls share runs.
 
@@ -297,7 +320,7 @@ class MemoryEngine:
         async with self._sync_lock:
             if not self._sync_wanted:
                 return self._last_report
-            self._sync_wanted = False
+            self._sync_wanted, self._dirty = False, False
             force, self._force_wanted = self._force_wanted, False
             self._last_report = await self._run_sync(force, progress)
             return self._last_report
@@ -405,16 +428,23 @@ class MemoryEngine:
             self._writer = store.open_index(self.index_path)
             self._generation += 1
 
-    async def sync_files(self, files: Sequence[MemoryFile]) -> None:
-        """Re-index just these files now (used after memdex itself writes one)."""
+    async def sync_paths(self, paths: Iterable[str]) -> None:
+        """Re-index these answer paths now: changed files are re-chunked, missing ones removed.
+
+        A path that is now a symlink is removed from the index, never followed.
+        """
+        files = [self.workspace.file_for(rel) for rel in sorted(set(paths))]
+        gone = [f.rel for f in files if f.path.is_symlink()]
+        present = [f for f in files if f.rel not in gone]
         changes, vanished = await anyio.to_thread.run_sync(
             lambda: indexer.prepare(
-                files, {}, tokens=self.settings.chunking.tokens, overlap=self.settings.chunking.overlap, force=True
+                present, {}, tokens=self.settings.chunking.tokens, overlap=self.settings.chunking.overlap, force=True
             )
         )
         vectors = await self._embed(indexer.chunk_texts(changes)) if self.vectors_ready else None
-        if await self._write(indexer.write, changes, vanished, vectors):
+        if await self._write(indexer.write, changes, [*vanished, *gone], vectors):
             self.request_sync()
+        await self._notify([f.rel for f in files])
 
     # Queries ------------------------------------------------------------------------------------
 
@@ -448,6 +478,8 @@ class MemoryEngine:
         threshold = q.min_score if min_score is None else min_score
         if not 0.0 <= threshold <= 1.0:
             raise InputError(f"minScore must be between 0 and 1 (got {threshold})")
+        if self._dirty:
+            self.request_sync()  # answer from the index as it is; the sync runs meanwhile
         status = await self.status()
         candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
         fts_query = build_fts_query(text)
@@ -522,7 +554,7 @@ class MemoryEngine:
 
         receipt = await anyio.to_thread.run_sync(run)
         if not receipt.duplicate:
-            await self.sync_files([file])
+            await self.sync_paths([file.rel])
         return receipt
 
 

@@ -119,6 +119,34 @@ class Workspace:
         self._check_components(raw, base, target, must_exist)
         return self._memory_file(target)
 
+    def classify(self, path: Path) -> str | None:
+        """The answer path of ``path`` if it would be a memory file, else None (no disk access).
+
+        Used on watcher events, where the file may already be gone: hidden and ignored folders,
+        non-Markdown files and anything outside the memory roots give None.
+        """
+        target = Path(os.path.normpath(path))
+        if target.suffix != ".md" or _skipped(target.name):
+            return None
+        base = self._allowed_base(target)
+        if base is None or any(_skipped(part) for part in target.relative_to(base).parts):
+            return None
+        return self.relpath(target)
+
+    def files_in(self, folder: Path) -> list[str]:
+        """Answer paths of the memory files inside ``folder`` (e.g. one that just appeared)."""
+        return [rel for path in self._walk(folder) if (rel := self.classify(path)) is not None]
+
+    def file_for(self, rel: str) -> MemoryFile:
+        """The MemoryFile for an answer path returned by :meth:`classify` or :meth:`discover`."""
+        return self._memory_file(Path(os.path.normpath(self.root / rel)))
+
+    def watch_roots(self) -> tuple[list[Path], list[Path]]:
+        """(folders to watch recursively, folders to watch flat) for a file watcher."""
+        trees = [p for p in [self.root / DAILY_DIR, *self.extra_roots] if _real_dir(p)]
+        flat = [self.root] + [p.parent for p in self.extra_roots if not p.is_dir()]
+        return trees, sorted(set(flat))
+
     def describe(self) -> str:
         """A one-line summary of what counts as memory, for error messages."""
         extras = ", ".join(self.relpath(r) + ("/**/*.md" if r.is_dir() else "") for r in self.extra_roots)

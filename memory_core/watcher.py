@@ -1,0 +1,116 @@
+"""Keep the index in step with the files while the engine runs.
+
+Two watchers run side by side: one recursive over ``memory/`` and the extra folders, one flat over
+the workspace root (for ``MEMORY.md``, and to see ``memory/`` appear or vanish — the watchers are
+then re-armed). Nothing else in the workspace is watched, so a large repository around the notes
+costs no watch handles. Each burst of events becomes one targeted sync of just the touched files.
+A watcher that fails is restarted with backoff, and a periodic stat-only sync catches anything a
+watcher missed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+from watchfiles import Change, awatch
+
+from .workspace import DAILY_DIR
+
+if TYPE_CHECKING:
+    from .engine import MemoryEngine
+
+logger = logging.getLogger(__name__)
+
+STEP_MS = 100  # a burst ends after this long without events (capped by watch.debounce_ms)
+MAX_BACKOFF = 60.0
+
+
+class Watcher:
+    """File watching for one engine; ``run()`` until cancelled."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+        self.settings = engine.settings.watch
+        self.restarts = 0
+        self.events = 0
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._supervise)
+            if self.settings.reconcile_minutes > 0:
+                tg.start_soon(self._reconcile)
+
+    async def _supervise(self) -> None:
+        """Run the watchers forever, restarting them with backoff when they fail."""
+        delay = 1.0
+        while True:
+            started = time.monotonic()
+            try:
+                await self._watch_until_roots_change()
+                self.engine.request_sync()  # events in flight when the roots changed are reconciled here
+                continue  # memory/ appeared or vanished: re-arm at once
+            except Exception:
+                logger.exception("file watcher failed; restarting in %.0fs (searches meanwhile use the index as is)", delay)
+            self.restarts += 1
+            self.engine.mark_dirty()
+            await anyio.sleep(delay)
+            delay = 1.0 if time.monotonic() - started > MAX_BACKOFF else min(MAX_BACKOFF, delay * 2)
+            self.engine.request_sync()  # catch up on whatever happened while nothing watched
+
+    async def _watch_until_roots_change(self) -> None:
+        trees, flat = self.engine.workspace.watch_roots()
+        roots_changed = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            if trees:
+                tg.start_soon(self._watch, trees, True, roots_changed)
+            tg.start_soon(self._watch, flat, False, roots_changed)
+            await roots_changed.wait()
+            tg.cancel_scope.cancel()
+
+    async def _watch(self, paths: list[Path], recursive: bool, roots_changed: anyio.Event) -> None:
+        stop = anyio.Event()
+        memory_dir = self.engine.workspace.root / DAILY_DIR
+        try:
+            async for changes in awatch(
+                *paths,
+                watch_filter=None,
+                recursive=recursive,
+                debounce=self.settings.debounce_ms,
+                step=STEP_MS,
+                stop_event=stop,
+                ignore_permission_denied=True,
+            ):
+                self.events += len(changes)
+                touched = set()
+                for change, raw in changes:
+                    path = Path(raw)
+                    if path == memory_dir and change in (Change.added, Change.deleted):
+                        roots_changed.set()
+                    if (rel := self.engine.workspace.classify(path)) is not None:
+                        touched.add(rel)
+                    elif change == Change.added and recursive:
+                        # Files written into a new folder before its watch was set up raise no event.
+                        touched.update(await anyio.to_thread.run_sync(self.engine.workspace.files_in, path))
+                if touched:
+                    await self._sync(touched)
+        finally:
+            stop.set()
+        raise RuntimeError(f"watching {', '.join(map(str, paths))} stopped unexpectedly")
+
+    async def _sync(self, paths: set[str]) -> None:
+        try:
+            await self.engine.sync_paths(paths)
+        except Exception:
+            logger.exception("re-indexing %d changed file(s) failed; a full sync will retry", len(paths))
+            self.engine.mark_dirty()
+            self.engine.request_sync()
+
+    async def _reconcile(self) -> None:
+        """A cheap full sync now and then (mtime/size checks only), for anything the watchers missed."""
+        while True:
+            await anyio.sleep(self.settings.reconcile_minutes * 60)
+            self.engine.request_sync()

@@ -1,0 +1,184 @@
+"""Live sync: the running engine sees edits made by any editor, without restarts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from memory_core import MemoryEngine
+from memory_core import watcher as watcher_module
+
+DEADLINE = 10.0  # generous: the debounce is 300 ms here, but CI machines are noisy
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = DEADLINE) -> float:
+    """Poll ``check`` until it is true; returns the seconds it took."""
+    started = time.monotonic()
+    while not await check():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        await anyio.sleep(0.05)
+    return time.monotonic() - started
+
+
+async def paths_for(engine: MemoryEngine, query: str) -> list[str]:
+    return [hit.path for hit in (await engine.search(query)).results]
+
+
+def running(make_engine: Callable[..., MemoryEngine], **settings: Any) -> MemoryEngine:
+    return make_engine(background_sync=True, watch={"debounce_ms": 300, **settings})
+
+
+async def test_create_edit_rename_and_delete_are_seen_without_a_restart(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
+) -> None:
+    """Each kind of change shows up in search on its own; a deleted file is never returned again."""
+    async with running(make_engine) as engine:
+        await eventually(lambda: _ready(engine), "first sync")
+        note = write("memory/2026-02-01.md", "# 2026-02-01\n\n- The vault code is HELIOTROPE.\n")
+        await eventually(lambda: _has(engine, "HELIOTROPE", "memory/2026-02-01.md"), "a new file")
+
+        note.write_text("# 2026-02-01\n\n- The vault code is now MARIGOLD.\n", encoding="utf-8")
+        await eventually(lambda: _has(engine, "MARIGOLD", "memory/2026-02-01.md"), "an edit")
+        assert await paths_for(engine, "HELIOTROPE") == []
+
+        note.rename(workspace / "memory" / "2026-02-02.md")
+        await eventually(lambda: _has(engine, "MARIGOLD", "memory/2026-02-02.md"), "a rename")
+        assert await paths_for(engine, "MARIGOLD") == ["memory/2026-02-02.md"]
+
+        (workspace / "memory" / "2026-02-02.md").unlink()
+        await eventually(lambda: _none(engine, "MARIGOLD"), "a delete")
+        assert (await engine.status()).files == 0
+
+
+async def test_memory_md_and_nested_folders_are_watched(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    """MEMORY.md at the root and files in sub-folders of memory/ are picked up; other files are not."""
+    async with running(make_engine) as engine:
+        await eventually(lambda: _ready(engine), "first sync")
+        write("MEMORY.md", "# Memory\n\n- Favourite tea: OOLONG.\n")
+        write("memory/projects/atlas.md", "# Atlas\n\n- Atlas ships in QUARTERTHREE.\n")
+        write("notes.md", "# Not memory\n\n- OOLONG QUARTERTHREE\n")
+        write("memory/.drafts/x.md", "OOLONG\n")
+        await eventually(lambda: _has(engine, "OOLONG", "MEMORY.md"), "MEMORY.md")
+        await eventually(lambda: _has(engine, "QUARTERTHREE", "memory/projects/atlas.md"), "a nested file")
+        assert set(await paths_for(engine, "OOLONG QUARTERTHREE")) == {"MEMORY.md", "memory/projects/atlas.md"}
+
+
+async def test_a_burst_of_saves_during_searches_ends_correct_and_error_free(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
+) -> None:
+    """200 saves across 20 files while searches run: no search fails, the end state is exact."""
+    async with running(make_engine) as engine:
+        await eventually(lambda: _ready(engine), "first sync")
+        failures: list[BaseException] = []
+        stop = anyio.Event()
+
+        async def search_loop() -> None:
+            while not stop.is_set():
+                try:
+                    answer = await engine.search("revision")
+                    for hit in answer.results:  # nothing deleted is ever returned
+                        assert (workspace / hit.path).exists(), hit.path
+                except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                    failures.append(exc)
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search_loop)
+            for i in range(200):
+                n = i % 20
+                write(f"memory/burst-{n:02}.md", f"# Burst {n}\n\n- revision {i} token REV{i}X\n")
+                if i % 50 == 49:
+                    (workspace / "memory" / f"burst-{n:02}.md").unlink()  # some files end up deleted
+                await anyio.sleep(0.002)
+            await eventually(lambda: _burst_settled(engine, workspace), "the burst to settle", timeout=20)
+            stop.set()
+        assert failures == []
+        for path in sorted((workspace / "memory").glob("burst-*.md")):
+            token = path.read_text(encoding="utf-8").split("token ")[1].split()[0]
+            assert await paths_for(engine, token) == [f"memory/{path.name}"]
+        assert (await engine.status()).files == len(list((workspace / "memory").glob("burst-*.md")))
+
+
+async def test_a_deleted_and_recreated_memory_folder_is_watched_again(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
+) -> None:
+    """Removing memory/ (which silently kills a naive watcher) re-arms the watchers."""
+    async with running(make_engine) as engine:
+        write("memory/a.md", "# A\n\n- PERIWINKLE\n")
+        await eventually(lambda: _has(engine, "PERIWINKLE", "memory/a.md"), "the first file")
+        shutil.rmtree(workspace / "memory")
+        await eventually(lambda: _none(engine, "PERIWINKLE"), "the folder's removal")
+        await anyio.sleep(0.5)
+        write("memory/b.md", "# B\n\n- VERMILION\n")
+        await eventually(lambda: _has(engine, "VERMILION", "memory/b.md"), "a file in the new folder")
+
+
+async def test_a_crashed_watcher_is_restarted_and_catches_up(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first watch attempt dies; the supervisor restarts it, syncs what was missed, and keeps watching."""
+    real_awatch = watcher_module.awatch
+    crashes = {"left": 1}
+
+    def flaky_awatch(*args: Any, **kwargs: Any) -> Any:
+        if crashes["left"]:
+            crashes["left"] -= 1
+            raise OSError("inotify watch limit reached")
+        return real_awatch(*args, **kwargs)
+
+    monkeypatch.setattr(watcher_module, "awatch", flaky_awatch)
+    monkeypatch.setattr(watcher_module, "MAX_BACKOFF", 0.2)
+    write("memory/early.md", "# Early\n\n- written before the restart: SAFFRON\n")
+    async with running(make_engine) as engine:
+        await eventually(lambda: _has(engine, "SAFFRON", "memory/early.md"), "the catch-up sync")
+        await eventually(lambda: _restarted(engine), "a restart")
+        write("memory/late.md", "# Late\n\n- written after the restart: CERULEAN\n")
+        await eventually(lambda: _has(engine, "CERULEAN", "memory/late.md"), "watching after the restart")
+
+
+async def test_symlinks_appearing_in_memory_are_not_followed(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, tmp_path: Path, write: Callable[[str, str], Path]
+) -> None:
+    """A symlink created while watching is never indexed, even when it points at Markdown."""
+    secret = tmp_path / "secret.md"
+    secret.write_text("TOPSECRET\n", encoding="utf-8")
+    async with running(make_engine) as engine:
+        await eventually(lambda: _ready(engine), "first sync")
+        os.symlink(secret, workspace / "memory" / "link.md")
+        write("memory/real.md", "# Real\n\n- CHARTREUSE\n")
+        await eventually(lambda: _has(engine, "CHARTREUSE", "memory/real.md"), "the real file")
+        assert await paths_for(engine, "TOPSECRET") == []
+
+
+async def _ready(engine: MemoryEngine) -> bool:
+    return (await engine.status()).state == "ready"
+
+
+async def _restarted(engine: MemoryEngine) -> bool:
+    return engine.watcher.restarts >= 1
+
+
+async def _has(engine: MemoryEngine, query: str, path: str) -> bool:
+    return path in await paths_for(engine, query)
+
+
+async def _none(engine: MemoryEngine, query: str) -> bool:
+    return await paths_for(engine, query) == []
+
+
+async def _burst_settled(engine: MemoryEngine, workspace: Path) -> bool:
+    for path in (workspace / "memory").glob("burst-*.md"):
+        token = path.read_text(encoding="utf-8").split("token ")[1].split()[0]
+        if await paths_for(engine, token) != [f"memory/{path.name}"]:
+            return False
+    return (await engine.status()).files == len(list((workspace / "memory").glob("burst-*.md")))
