@@ -38,6 +38,7 @@ from .fts import build_fts_query, query_terms
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .ranking import rank_hybrid, rank_keyword
 from .reader import read_excerpt
+from .watcher import Watcher
 from .workspace import MemoryFile, Workspace
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ class MemoryEngine:
         self._rebuilding = False
         self._dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
         self._listeners: list[ChangeListener] = []
+        self.watcher: Watcher | None = None
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -125,13 +127,13 @@ class MemoryEngine:
         if self._background_sync:
             self._task_group.start_soon(self._sync_in_background)
             if self.settings.watch.enabled:
-                from .watcher import Watcher
-
                 self.watcher = Watcher(self)
                 self._task_group.start_soon(self.watcher.run)
         logger.info("memdex: workspace %s, index %s", self.workspace.root, self.index_path)
 
     async def _close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self._task_group is not None:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)

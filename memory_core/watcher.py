@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STEP_MS = 100  # a burst ends after this long without events (capped by watch.debounce_ms)
+RUST_TIMEOUT_MS = 500  # the watch thread wakes this often, so stopping never waits longer
 MAX_BACKOFF = 60.0
 
 
@@ -37,6 +38,12 @@ class Watcher:
         self.settings = engine.settings.watch
         self.restarts = 0
         self.events = 0
+        self._stops: set[anyio.Event] = set()
+
+    def stop(self) -> None:
+        """Ask every watch thread to end now (before cancelling, which would wait for them)."""
+        for event in self._stops:
+            event.set()
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -69,10 +76,11 @@ class Watcher:
                 tg.start_soon(self._watch, trees, True, roots_changed)
             tg.start_soon(self._watch, flat, False, roots_changed)
             await roots_changed.wait()
-            tg.cancel_scope.cancel()
+            self.stop()
 
     async def _watch(self, paths: list[Path], recursive: bool, roots_changed: anyio.Event) -> None:
         stop = anyio.Event()
+        self._stops.add(stop)
         memory_dir = self.engine.workspace.root / DAILY_DIR
         try:
             async for changes in awatch(
@@ -82,6 +90,7 @@ class Watcher:
                 debounce=self.settings.debounce_ms,
                 step=STEP_MS,
                 stop_event=stop,
+                rust_timeout=RUST_TIMEOUT_MS,
                 ignore_permission_denied=True,
             ):
                 self.events += len(changes)
@@ -99,7 +108,9 @@ class Watcher:
                     await self._sync(touched)
         finally:
             stop.set()
-        raise RuntimeError(f"watching {', '.join(map(str, paths))} stopped unexpectedly")
+            self._stops.discard(stop)
+        if not roots_changed.is_set():
+            raise RuntimeError(f"watching {', '.join(map(str, paths))} stopped unexpectedly")
 
     async def _sync(self, paths: set[str]) -> None:
         try:

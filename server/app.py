@@ -8,18 +8,21 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Literal, ParamSpec, TypeVar
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, ToolAnnotations
+from mcp.types import INVALID_PARAMS, Resource, ToolAnnotations
 from pydantic import AliasChoices, Field
 
 import prompts
 from memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
 from memory_core.errors import MemdexError
+
+from . import resources
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,17 @@ def _version() -> str:
         return "0"
 
 
+class MemdexServer(MCPServer[MemoryEngine]):
+    """An MCPServer whose resource list includes every memory file, as it is now."""
+
+    def __init__(self, engine: MemoryEngine, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.engine = engine
+
+    async def list_resources(self) -> list[Resource]:
+        return [*await super().list_resources(), *await resources.file_resources(self.engine)]
+
+
 def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
     """An MCPServer whose lifespan keeps ``engine`` running while any session uses it."""
     settings = engine.settings
@@ -62,14 +76,18 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
         async with engine:
             yield engine
 
-    mcp: MCPServer[MemoryEngine] = MCPServer(
-        "memdex",
+    bus = InMemorySubscriptionBus()
+    mcp = MemdexServer(
+        engine,
+        name="memdex",
         title="memdex memory",
         instructions=prompts.load("instructions.md"),
         version=_version(),
         lifespan=lifespan,
         log_level=settings.log_level,
+        subscriptions=bus,
     )
+    resources.register(mcp, engine, bus)
 
     @mcp.tool(
         name="memory_search",
