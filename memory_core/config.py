@@ -113,6 +113,21 @@ class WatchSettings(_Section):
     reconcile_minutes: float = Field(5.0, ge=0, description="periodic stat-only sync; 0 = off")
 
 
+class SessionsSettings(_Section):
+    """Session transcripts (JSONL) as a second, optional source of memory."""
+
+    enabled: bool = Field(False, description="index the transcripts in sessions.dir")
+    dir: Path | None = Field(None, description="folder of *.jsonl transcripts (one message per line)")
+    delta_bytes: int = Field(100_000, ge=0, description="re-index a growing transcript after this much growth")
+    delta_lines: int = Field(50, ge=0, description="... or after this many new lines, whichever comes first")
+
+    @model_validator(mode="after")
+    def _dir_when_enabled(self) -> SessionsSettings:
+        if self.enabled and self.dir is None:
+            raise ValueError("sessions.enabled needs sessions.dir, the folder of *.jsonl transcripts")
+        return self
+
+
 class ServerSettings(_Section):
     """How `memdex serve` listens."""
 
@@ -143,6 +158,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
+    sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("timezone")
