@@ -128,6 +128,17 @@ class SessionsSettings(_Section):
         return self
 
 
+class AgentSettings(_Section):
+    """One agent's memory, when a server holds several; unset keys inherit the top-level values."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", description="the agent's name, as tools take it")
+    workspace: Path = Field(description="this agent's memory folder")
+    index_path: Path | None = Field(None, description="this agent's index; default derived from its workspace")
+    extra_paths: list[str] | None = None
+    embedding: EmbeddingSettings | None = None
+    sessions: SessionsSettings | None = None
+
+
 class ServerSettings(_Section):
     """How `memdex serve` listens."""
 
@@ -160,6 +171,15 @@ class Settings(BaseSettings):
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    agents: list[AgentSettings] = Field(default_factory=list, description="several agents in one server")
+
+    @field_validator("agents")
+    @classmethod
+    def _unique_names(cls, agents: list[AgentSettings]) -> list[AgentSettings]:
+        names = [a.name for a in agents]
+        if duplicates := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"agent names must be unique; repeated: {', '.join(duplicates)}")
+        return agents
 
     @field_validator("timezone")
     @classmethod
@@ -195,6 +215,19 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     # Derived values -------------------------------------------------------------------------
+
+    def per_agent(self) -> dict[str, Settings]:
+        """Settings for each agent, by name, in declared order (one 'default' agent when none is declared)."""
+        if not self.agents:
+            return {"default": self}
+        result: dict[str, Settings] = {}
+        for agent in self.agents:
+            update: dict[str, Any] = {"workspace": agent.workspace, "index_path": agent.index_path, "agents": []}
+            for key in ("extra_paths", "embedding", "sessions"):
+                if (value := getattr(agent, key)) is not None:
+                    update[key] = value
+            result[agent.name] = self.model_copy(update=update)
+        return result
 
     @property
     def workspace_dir(self) -> Path:

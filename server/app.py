@@ -1,12 +1,17 @@
-"""Build the MCP server over a MemoryEngine: tools, the flush prompt and instructions."""
+"""Build the MCP server over one or several MemoryEngines: tools, resources, the flush prompt.
 
-from __future__ import annotations
+With several engines (one per agent) every tool takes an optional ``agent`` naming whose memory it
+works on (default: the first); each engine keeps its own workspace, index and path policy, so no
+call can reach another agent's files. Annotations here are evaluated at definition time on purpose:
+the ``agent`` argument's allowed names are only known when the server is built.
+"""
 
 import datetime as dt
 import functools
+import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -56,38 +61,77 @@ def _version() -> str:
         return "0"
 
 
-class MemdexServer(MCPServer[MemoryEngine]):
+class MemdexServer(MCPServer[Any]):
     """An MCPServer whose resource list includes every memory file, as it is now."""
 
-    def __init__(self, engine: MemoryEngine, **kwargs: Any) -> None:
+    def __init__(self, engines: Mapping[str, MemoryEngine], prefixes: Mapping[str, str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.engine = engine
+        self.engines = engines
+        self.prefixes = prefixes
 
     async def list_resources(self) -> list[Resource]:
-        return [*await super().list_resources(), *await resources.file_resources(self.engine)]
+        listed = await super().list_resources()
+        for name, engine in self.engines.items():
+            listed += await resources.file_resources(engine, self.prefixes[name])
+        return listed
 
 
-def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
-    """An MCPServer whose lifespan keeps ``engine`` running while any session uses it."""
-    settings = engine.settings
+def _without(fn: Callable[..., Any], parameter: str) -> Callable[..., Any]:
+    """``fn`` as the SDK sees it, minus one optional parameter (its default then always applies)."""
+    signature = inspect.signature(fn)
+    fn.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != parameter]
+    )
+    return fn
+
+
+def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServer[Any]:
+    """An MCPServer whose lifespan keeps the engines running while any session uses them."""
+    if isinstance(engines, MemoryEngine):
+        engines = {"default": engines}
+    names = list(engines)
+    several = len(names) > 1
+    first = engines[names[0]]
+    settings = first.settings
+    AgentName = Literal[tuple(names)]  # type: ignore[valid-type]  # noqa: N806 - a type built at run time
+
+    def pick(agent: str | None) -> MemoryEngine:
+        return engines[agent or names[0]]
+
+    def per_agent(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if several else _without(fn, "agent")
+
+    agent_field = Field(description=f"whose memory: one of {', '.join(names)} (default {names[0]})")
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[MemoryEngine]) -> AsyncIterator[MemoryEngine]:
-        async with engine:
-            yield engine
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Mapping[str, MemoryEngine]]:
+        async with AsyncExitStack() as stack:
+            for engine in engines.values():
+                await stack.enter_async_context(engine)
+            yield engines
 
+    instructions = prompts.load("instructions.md")
+    if several:
+        instructions += (
+            f"\n\nThis server holds the separate memories of several agents: {', '.join(names)}. "
+            f"Pass agent=<name> to every tool (default {names[0]}); one agent's notes are never visible to another."
+        )
+    prefixes = {name: f"{name}/" if several else "" for name in names}
     bus = InMemorySubscriptionBus()
     mcp = MemdexServer(
-        engine,
+        engines,
+        prefixes,
         name="memdex",
         title="memdex memory",
-        instructions=prompts.load("instructions.md"),
+        instructions=instructions,
         version=_version(),
         lifespan=lifespan,
         log_level=settings.log_level,
         subscriptions=bus,
     )
-    resources.register(mcp, engine, bus)
+    legacy = resources.register_subscriptions(mcp)
+    for name, engine in engines.items():
+        resources.register(mcp, engine, bus, legacy, prefixes[name])
 
     @mcp.tool(
         name="memory_search",
@@ -95,6 +139,7 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
         description=prompts.load("tools/memory_search.md"),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
+    @per_agent
     @_tool_errors
     async def memory_search(
         query: Annotated[str, Field(min_length=1, description="what to look for: words, a question or exact IDs")],
@@ -108,8 +153,9 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
             Field(ge=0.0, le=1.0, validation_alias=AliasChoices("minScore", "min_score"),
                   description="drop hybrid results scoring below this (not applied to keyword-only results)"),
         ] = settings.query.min_score,
+        agent: Annotated[AgentName | None, agent_field] = None,
     ) -> SearchAnswer:
-        return await engine.search(query, max_results, min_score)
+        return await pick(agent).search(query, max_results, min_score)
 
     @mcp.tool(
         name="memory_get",
@@ -117,6 +163,7 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
         description=prompts.load("tools/memory_get.md"),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
+    @per_agent
     @_tool_errors
     async def memory_get(
         path: Annotated[str, Field(min_length=1, description="a memory file path as memory_search returned it")],
@@ -124,8 +171,9 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
             int, Field(ge=1, validation_alias=AliasChoices("from", "from_"), description="first line to read (1-based)")
         ] = 1,
         lines: Annotated[int | None, Field(ge=1, description="how many lines to read; omit to read to the end")] = None,
+        agent: Annotated[AgentName | None, agent_field] = None,
     ) -> Excerpt:
-        return await engine.read(path, from_, lines)
+        return await pick(agent).read(path, from_, lines)
 
     if not settings.read_only:
 
@@ -137,6 +185,7 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
                 read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
             ),
         )
+        @per_agent
         @_tool_errors
         async def memory_append(
             text: Annotated[str, Field(min_length=1, description="the note to store (Markdown, at most 16 KB)")],
@@ -145,8 +194,9 @@ def build_server(engine: MemoryEngine) -> MCPServer[MemoryEngine]:
                 Field(description="'daily' = today's memory/YYYY-MM-DD.md; 'long_term' = MEMORY.md"),
             ] = "daily",
             heading: Annotated[str | None, Field(description="optional '## ' heading placed above the note")] = None,
+            agent: Annotated[AgentName | None, agent_field] = None,
         ) -> AppendReceipt:
-            return await engine.append(text, target, heading)
+            return await pick(agent).append(text, target, heading)
 
     @mcp.prompt(
         name="memory_flush",

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from memory_core import MemdexError, MemoryEngine, Settings, load_settings
+from memory_core import ConfigError, MemdexError, MemoryEngine, Settings, load_settings
 from memory_core.db import driver
 
 logger = logging.getLogger("memdex")
@@ -24,6 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--config", "-c", type=Path, help="TOML config file (default: $MEMDEX_CONFIG or ~/.config/memdex/config.toml)")
     common.add_argument("--index", type=Path, dest="index_path", help="SQLite index file (default: under ~/.local/state/memdex)")
     common.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
+    common.add_argument("--agent", "-a", help="which configured agent (default: all for serve, else the first)")
 
     parser = argparse.ArgumentParser(prog="memdex", description="Searchable Markdown memory for AI agents, over MCP.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -68,6 +69,20 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
+def _agents(settings: Settings, wanted: str | None) -> dict[str, Settings]:
+    """The agents a command works on: the one asked for, or all of them."""
+    agents = settings.per_agent()
+    if wanted is None:
+        return agents
+    if wanted not in agents:
+        raise ConfigError(f"no agent named {wanted!r}; configured: {', '.join(agents)}")
+    return {wanted: agents[wanted]}
+
+
+def _one_agent(settings: Settings, wanted: str | None) -> Settings:
+    return next(iter(_agents(settings, wanted).values()))
+
+
 def _dump(model: Any) -> str:
     return json.dumps(model.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False)
 
@@ -93,7 +108,7 @@ class _Progress:
 
 
 async def _index(settings: Settings, args: argparse.Namespace) -> int:
-    async with MemoryEngine(settings, background_sync=False) as engine:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
         report = await engine.sync(force=args.force, progress=_Progress())
         status = await engine.status()
     print(
@@ -104,7 +119,7 @@ async def _index(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _search(settings: Settings, args: argparse.Namespace) -> int:
-    async with MemoryEngine(settings, background_sync=False) as engine:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
         await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
         answer = await engine.search(args.query, args.max_results)
     if args.json:
@@ -127,7 +142,7 @@ def _one_line(text: str, limit: int = 80) -> str:
 
 
 async def _get(settings: Settings, args: argparse.Namespace) -> int:
-    async with MemoryEngine(settings, background_sync=False) as engine:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
         excerpt = await engine.read(args.path, args.from_line, args.lines)
     if args.json:
         print(_dump(excerpt))
@@ -139,6 +154,7 @@ async def _get(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _status(settings: Settings, args: argparse.Namespace) -> int:
+    settings = _one_agent(settings, args.agent)
     async with MemoryEngine(settings, background_sync=False) as engine:
         status = await engine.status()
         on_disk = len(await anyio.to_thread.run_sync(engine.workspace.discover))
@@ -165,7 +181,8 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from .transport import serve
 
-    await serve(MemoryEngine(settings))
+    engines = {name: MemoryEngine(agent) for name, agent in _agents(settings, args.agent).items()}
+    await serve(settings, engines)
     return 0
 
 

@@ -28,11 +28,10 @@ from memory_core import MemdexError, MemoryEngine
 logger = logging.getLogger(__name__)
 
 SCHEME = "memory://"
-STATUS_URI = "memory://status"
 
 
-def file_uri(rel: str) -> str:
-    return f"{SCHEME}{rel}"
+def file_uri(rel: str, prefix: str = "") -> str:
+    return f"{SCHEME}{prefix}{rel}"
 
 
 class LegacySubscribers:
@@ -57,26 +56,34 @@ class LegacySubscribers:
                 self._by_uri[uri].discard(session)
 
 
-async def file_resources(engine: MemoryEngine) -> list[Resource]:
+async def file_resources(engine: MemoryEngine, prefix: str = "") -> list[Resource]:
     """A resource entry for every memory file inside the workspace."""
     files = await anyio.to_thread.run_sync(engine.workspace.discover)
     return [
-        Resource(uri=file_uri(f.rel), name=f.rel, mime_type="text/markdown")
+        Resource(uri=file_uri(f.rel, prefix), name=f"{prefix}{f.rel}", mime_type="text/markdown")
         for f in files
         if not f.rel.startswith("../")
     ]
 
 
-def register(mcp: MCPServer[Any], engine: MemoryEngine, bus: SubscriptionBus) -> None:
-    """Add the resources to ``mcp`` and publish changes of ``engine``'s files."""
+def register_subscriptions(mcp: MCPServer[Any]) -> LegacySubscribers:
+    """Serve the pre-2026-07-28 resources/subscribe and resources/unsubscribe requests."""
     legacy = LegacySubscribers()
     lowlevel = mcp._lowlevel_server  # noqa: SLF001 - MCPServer has no public hook for resources/subscribe
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, legacy.subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, legacy.unsubscribe)
+    return legacy
+
+
+def register(
+    mcp: MCPServer[Any], engine: MemoryEngine, bus: SubscriptionBus, legacy: LegacySubscribers, prefix: str = ""
+) -> None:
+    """Add one engine's resources (URIs start with ``memory://<prefix>``) and publish its changes."""
+    status_uri = f"{SCHEME}{prefix}status"
 
     @mcp.resource(
-        "memory://{+path}",
-        name="memory-file",
+        f"{SCHEME}{prefix}{{+path}}",
+        name=f"{prefix}memory-file",
         title="Memory file",
         description="A memory file (MEMORY.md, memory/**/*.md) as it is on disk.",
         mime_type="text/markdown",
@@ -91,8 +98,8 @@ def register(mcp: MCPServer[Any], engine: MemoryEngine, bus: SubscriptionBus) ->
             raise ResourceNotFoundError(str(exc)) from None
 
     @mcp.resource(
-        STATUS_URI,
-        name="memory-status",
+        status_uri,
+        name=f"{prefix}memory-status",
         title="Memory index status",
         description="Files, chunks, provider, search mode, last sync and errors of the memory index.",
         mime_type="application/json",
@@ -104,7 +111,7 @@ def register(mcp: MCPServer[Any], engine: MemoryEngine, bus: SubscriptionBus) ->
         )
 
     async def publish(paths: list[str]) -> None:
-        for uri in [STATUS_URI, *(file_uri(rel) for rel in paths)]:
+        for uri in [status_uri, *(file_uri(rel, prefix) for rel in paths)]:
             await bus.publish(ResourceUpdated(uri=uri))
             await legacy.notify(uri)
 
