@@ -69,7 +69,10 @@ class MemoryEngine:
 
     def __init__(self, settings: Settings, *, background_sync: bool = True) -> None:
         self.settings = settings
-        self.workspace = Workspace(settings.workspace_dir, settings.extra_paths)
+        sessions = settings.sessions
+        self.workspace = Workspace(
+            settings.workspace_dir, settings.extra_paths, sessions.dir if sessions.enabled else None
+        )
         self.index_path = settings.index_file
         self._background_sync = background_sync
         self._users = 0
@@ -93,6 +96,8 @@ class MemoryEngine:
         self._rebuilding = False
         self._dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
         self._listeners: list[ChangeListener] = []
+        self._deferred: set[str] = set()  # growing transcripts to look at again once they are quiet
+        self._deferred_waiting = False
         self.watcher: Watcher | None = None
 
     # Lifecycle ----------------------------------------------------------------------------------
@@ -133,7 +138,7 @@ class MemoryEngine:
 
     async def _close(self) -> None:
         if self.watcher is not None:
-            self.watcher.stop()
+            self.watcher.close()
         if self._task_group is not None:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)
@@ -372,13 +377,11 @@ class MemoryEngine:
             progress(0, len(files))
         changed = 0
         stale: list[str] = []
+        deferred: list[str] = []
         for start in range(0, len(files), BATCH_FILES):
             batch = files[start : start + BATCH_FILES]
             changes, vanished = await anyio.to_thread.run_sync(
-                lambda: indexer.prepare(
-                    batch, known, tokens=self.settings.chunking.tokens,
-                    overlap=self.settings.chunking.overlap, force=force,
-                )
+                lambda: self._prepare(batch, known, force=force, deferred=deferred)
             )
             if changes or vanished:
                 vectors = await self._embed(indexer.chunk_texts(changes), conn=conn)
@@ -390,7 +393,42 @@ class MemoryEngine:
         removed = sorted(known.keys() - {f.rel for f in files})
         if removed:
             await self._write(indexer.write, [], removed, conn=conn)
+        self._defer(deferred)
         return changed, len(removed), stale
+
+    def _prepare(
+        self, files: Sequence[MemoryFile], known: dict[str, store.FileState], *, force: bool, deferred: list[str]
+    ) -> tuple[list[indexer.Prepared], list[str]]:
+        """``indexer.prepare`` with this engine's chunking and transcript delta settings (a worker thread)."""
+        chunking, sessions = self.settings.chunking, self.settings.sessions
+        return indexer.prepare(
+            files, known, tokens=chunking.tokens, overlap=chunking.overlap, force=force,
+            delta_bytes=sessions.delta_bytes, delta_lines=sessions.delta_lines, deferred=deferred,
+        )
+
+    def _defer(self, paths: Iterable[str]) -> None:
+        """Look at these growing transcripts again once they have had time to go quiet."""
+        self._deferred.update(paths)
+        if self._deferred and not self._deferred_waiting and self._task_group is not None:
+            self._deferred_waiting = True
+            self._task_group.start_soon(self._index_quiet_transcripts)
+
+    async def _index_quiet_transcripts(self) -> None:
+        """Index deferred transcripts whose writer has stopped (the "closed" case of the delta rule).
+
+        A transcript still being written is deferred again by ``sync_paths`` and waits another round.
+        """
+        try:
+            while self._deferred:
+                await anyio.sleep(indexer.TRANSCRIPT_QUIET_SECONDS + 1)
+                paths, self._deferred = self._deferred, set()
+                try:
+                    await self.sync_paths(paths)
+                except Exception:
+                    logger.exception("indexing %d quiet transcript(s) failed; a full sync will retry", len(paths))
+                    self.mark_dirty()
+        finally:
+            self._deferred_waiting = False
 
     async def _rebuild(
         self, identity: dict[str, Any], progress: ProgressCallback | None
@@ -438,11 +476,17 @@ class MemoryEngine:
         files = [self.workspace.file_for(rel) for rel in sorted(set(paths))]
         gone = [f.rel for f in files if f.path.is_symlink()]
         present = [f for f in files if f.rel not in gone]
+        # Memory files are re-read whatever the index says; a transcript is compared with its indexed
+        # state, so that one more appended message is not a re-index (the delta rule).
+        transcripts = {f.rel for f in present if f.source == "sessions"}
+        known: dict[str, store.FileState] = {}
+        if transcripts:
+            known = {rel: s for rel, s in (await self._write(store.file_states)).items() if rel in transcripts}
+        deferred: list[str] = []
         changes, vanished = await anyio.to_thread.run_sync(
-            lambda: indexer.prepare(
-                present, {}, tokens=self.settings.chunking.tokens, overlap=self.settings.chunking.overlap, force=True
-            )
+            lambda: self._prepare(present, known, force=False, deferred=deferred)
         )
+        self._defer(deferred)
         vectors = await self._embed(indexer.chunk_texts(changes)) if self.vectors_ready else None
         if await self._write(indexer.write, changes, [*vanished, *gone], vectors):
             self.request_sync()

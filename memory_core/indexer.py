@@ -3,6 +3,10 @@
 Preparing (stat, read, hash, chunk) needs no database, so it runs outside the writer. Writing
 re-checks each file's stat: a file that changed after it was read is skipped and reported, so a
 slow full sync can never overwrite what a faster, newer write already indexed.
+
+Session transcripts (source ``"sessions"``) are parsed and chunked as transcripts, and a growing
+one is re-indexed only once it grew by a delta (bytes or lines), or once its writer has gone quiet,
+so an agent appending a message at a time does not cause a re-chunk and re-embed per message.
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from . import store
 from .chunking import Chunk, chunk_markdown
 from .store import FileState
 from .textutil import sha256_hex
+from .transcripts import chunk_transcript, parse_transcript
 from .workspace import MemoryFile
 
 # A file modified this recently may change again within the same mtime tick without changing size;
 # its mtime is not trusted ("racily clean", as git calls it), so the next sync re-hashes it.
 RACY_SECONDS = 2.0
+
+# A growing transcript not written to for this long is taken as finished (closed by its writer):
+# it is indexed whatever its growth.
+TRANSCRIPT_QUIET_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,8 +58,17 @@ def prepare(
     tokens: int,
     overlap: int,
     force: bool = False,
+    delta_bytes: int = 0,
+    delta_lines: int = 0,
+    deferred: list[str] | None = None,
 ) -> tuple[list[Prepared], list[str]]:
-    """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile)."""
+    """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile).
+
+    A transcript already in ``known`` that only grew, by less than ``delta_bytes`` (0: any growth
+    counts) and fewer than ``delta_lines`` new lines (0: lines are not counted), and was written
+    to in the last :data:`TRANSCRIPT_QUIET_SECONDS`, is left as indexed; its path is appended to
+    ``deferred`` so the caller can look again once it is quiet. ``force`` re-indexes regardless.
+    """
     changes: list[Prepared] = []
     vanished: list[str] = []
     for file in files:
@@ -60,6 +78,15 @@ def prepare(
             continue
         old = known.get(file.rel)
         if not force and old is not None and (old.mtime_ns, old.size) == seen:
+            continue
+        if (
+            not force
+            and old is not None
+            and file.source == "sessions"
+            and _below_delta(file, old, seen, delta_bytes, delta_lines)
+        ):
+            if deferred is not None:
+                deferred.append(file.rel)
             continue
         try:
             data = file.path.read_bytes()
@@ -74,8 +101,36 @@ def prepare(
                 changes.append(Prepared(file, seen, state, None))
             continue
         text = data.decode("utf-8", errors="replace")
-        changes.append(Prepared(file, seen, state, chunk_markdown(text, tokens, overlap)))
+        if file.source == "sessions":
+            chunks = chunk_transcript(parse_transcript(text), tokens, overlap)
+        else:
+            chunks = chunk_markdown(text, tokens, overlap)
+        changes.append(Prepared(file, seen, state, chunks))
     return changes, vanished
+
+
+def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_bytes: int, delta_lines: int) -> bool:
+    """True when a transcript only grew a little since it was indexed and is still being written.
+
+    Transcripts are appended to, so growth is measured from the indexed size and the indexed
+    prefix is assumed unchanged. A file that shrank or kept its size was rewritten: not below.
+    """
+    mtime_ns, size = seen
+    growth = size - old.size
+    if growth <= 0 or growth >= delta_bytes:
+        return False
+    if time.time_ns() - mtime_ns > TRANSCRIPT_QUIET_SECONDS * 1e9:
+        return False
+    if delta_lines > 0:
+        try:
+            with file.path.open("rb") as handle:
+                handle.seek(old.size)
+                new_lines = handle.read(growth).count(b"\n")
+        except OSError:
+            return False  # let the full read report it
+        if new_lines >= delta_lines:
+            return False
+    return True
 
 
 def write(

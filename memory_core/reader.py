@@ -1,10 +1,15 @@
-"""Read exact lines of a memory file from disk, in bounded pieces."""
+"""Read exact lines of a memory file from disk, in bounded pieces.
+
+A session transcript is read the way it is indexed: its user and assistant messages as
+``User: …`` / ``Assistant: …`` lines, addressed by the JSONL line numbers of the file.
+"""
 
 from __future__ import annotations
 
 from .errors import InputError, PathError
 from .models import Excerpt
 from .textutil import split_lines
+from .transcripts import lines_between, parse_transcript
 from .workspace import MemoryFile
 
 MAX_LINES = 200
@@ -12,7 +17,10 @@ MAX_CHARS = 16_000
 
 
 def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None) -> Excerpt:
-    """Lines ``from_line`` … ``from_line + lines - 1`` of ``file``, capped at 200 lines / 16,000 chars."""
+    """Lines ``from_line`` … ``from_line + lines - 1`` of ``file``, capped at 200 lines / 16,000 chars.
+
+    For a transcript the lines are JSONL lines, and the text holds the messages among them.
+    """
     if from_line < 1:
         raise InputError(f"from must be 1 or more (got {from_line}); lines are numbered from 1")
     if lines is not None and lines < 1:
@@ -23,29 +31,43 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
         raise PathError(f"no memory file at {file.rel}; run memory_search to find existing paths") from None
     except OSError as exc:
         raise PathError(f"cannot read {file.rel}: {exc.strerror}") from None
-    all_lines = split_lines(content)
-    total = len(all_lines)
+    if file.source == "sessions":
+        transcript = parse_transcript(content)
+        total = transcript.total_lines
+    else:
+        all_lines = split_lines(content)
+        total = len(all_lines)
     if total == 0 and from_line == 1:
         return Excerpt(path=file.rel, text="", from_=1, to=0, total_lines=0)
     if from_line > total:
         raise InputError(f"from={from_line} is past the end of {file.rel}, which has {total} lines")
     wanted = total - from_line + 1 if lines is None else min(lines, total - from_line + 1)
+    last_wanted = from_line + wanted - 1
+    window_end = from_line + min(wanted, MAX_LINES) - 1
+    if file.source == "sessions":
+        numbered = lines_between(transcript, from_line, window_end)
+    else:
+        numbered = list(enumerate(all_lines[from_line - 1 : window_end], start=from_line))
     out: list[str] = []
     used = 0
     note = None
-    for line in all_lines[from_line - 1 : from_line - 1 + min(wanted, MAX_LINES)]:
+    to = window_end
+    for number, line in numbered:
         if used + len(line) > MAX_CHARS:
-            if not out:
+            if out:
+                to = number - 1
+            else:
                 out.append(line[:MAX_CHARS])
-                note = f"line {from_line} is longer than {MAX_CHARS} characters and was cut"
+                to = number
+                note = f"line {number} is longer than {MAX_CHARS} characters and was cut"
             break
         out.append(line)
         used += len(line) + 1  # the newline that joins it to the next line
-    to = from_line + len(out) - 1
-    last_wanted = from_line + wanted - 1
     next_from = to + 1 if to < last_wanted else None
     if next_from and note is None:
         note = f"answer capped at {MAX_LINES} lines / {MAX_CHARS} characters; continue with from={next_from}"
+    if not out and note is None:
+        note = f"lines {from_line}-{to} hold no user or assistant messages"
     return Excerpt(
         path=file.rel, text="\n".join(out), from_=from_line, to=to, total_lines=total, next_from=next_from, note=note
     )

@@ -39,9 +39,14 @@ class Watcher:
         self.restarts = 0
         self.events = 0
         self._stops: set[anyio.Event] = set()
+        self._closing = False
 
-    def stop(self) -> None:
-        """Ask every watch thread to end now (before cancelling, which would wait for them)."""
+    def close(self) -> None:
+        """End watching for good; call before cancelling ``run()``, which would otherwise wait for the threads."""
+        self._closing = True
+        self._stop_threads()
+
+    def _stop_threads(self) -> None:
         for event in self._stops:
             event.set()
 
@@ -76,7 +81,7 @@ class Watcher:
                 tg.start_soon(self._watch, trees, True, roots_changed)
             tg.start_soon(self._watch, flat, False, roots_changed)
             await roots_changed.wait()
-            self.stop()
+            self._stop_threads()
 
     async def _watch(self, paths: list[Path], recursive: bool, roots_changed: anyio.Event) -> None:
         stop = anyio.Event()
@@ -109,7 +114,7 @@ class Watcher:
         finally:
             stop.set()
             self._stops.discard(stop)
-        if not roots_changed.is_set():
+        if not (roots_changed.is_set() or self._closing):
             raise RuntimeError(f"watching {', '.join(map(str, paths))} stopped unexpectedly")
 
     async def _sync(self, paths: set[str]) -> None:

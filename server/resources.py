@@ -1,7 +1,8 @@
 """Memory files as MCP resources, and change notifications for the clients that follow them.
 
-``memory://{+path}`` reads any memory file inside the workspace (the SDK's traversal protection
-stays on, so files of extra folders outside the workspace are reachable through the tools only);
+``memory://{+path}`` reads any Markdown memory file inside the workspace (the SDK's traversal
+protection stays on, so files of extra folders outside the workspace, and session transcripts, are
+reachable through the tools only);
 ``memory://status`` is the index status as JSON. When a memory file changes — through the watcher
 or memory_append — subscribers hear about it in both protocol eras: ``subscriptions/listen``
 streams (2026-07-28) through the subscription bus, and sessions that called the older
@@ -62,7 +63,7 @@ async def file_resources(engine: MemoryEngine, prefix: str = "") -> list[Resourc
     return [
         Resource(uri=file_uri(f.rel, prefix), name=f"{prefix}{f.rel}", mime_type="text/markdown")
         for f in files
-        if not f.rel.startswith("../")
+        if f.source == "memory" and not f.rel.startswith("../")
     ]
 
 
@@ -90,7 +91,10 @@ def register(
     )
     async def memory_file(path: str) -> str:
         def read() -> str:
-            return engine.workspace.resolve(path).path.read_text(encoding="utf-8", errors="replace")
+            file = engine.workspace.resolve(path)
+            if file.source != "memory":  # transcripts are read through memory_get, as readable excerpts
+                raise ResourceNotFoundError(f"{path} is a session transcript; read it with memory_get")
+            return file.path.read_text(encoding="utf-8", errors="replace")
 
         try:
             return await anyio.to_thread.run_sync(read)

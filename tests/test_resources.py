@@ -108,3 +108,18 @@ async def test_legacy_subscribers_are_notified_of_appends(
         with anyio.fail_after(10):
             await got.wait()
     assert "memory://MEMORY.md" in received
+
+
+async def test_session_transcripts_are_not_listed_or_served_as_resources(
+    notes: Path, make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    """Transcripts are JSONL, not Markdown: the tools serve them as readable excerpts instead."""
+    write("sessions/chat.jsonl", '{"role": "user", "content": "hello there"}\n')
+    engine = make_engine(background_sync=False, sessions={"enabled": True, "dir": "sessions"})
+    async with Client(build_server(engine)) as client:
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        with pytest.raises(MCPError, match="session transcript"):
+            await client.read_resource("memory://sessions/chat.jsonl")
+        got = await client.call_tool("memory_get", {"path": "sessions/chat.jsonl"})
+    assert not any("sessions" in uri for uri in uris)
+    assert got.structured_content["text"] == "User: hello there"
