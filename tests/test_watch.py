@@ -182,3 +182,62 @@ async def _burst_settled(engine: MemoryEngine, workspace: Path) -> bool:
         if await paths_for(engine, token) != [f"memory/{path.name}"]:
             return False
     return (await engine.status()).files == len(list((workspace / "memory").glob("burst-*.md")))
+
+
+async def _tool_paths(client: Any, query: str) -> list[str]:
+    result = await client.call_tool("memory_search", {"query": query})
+    assert not result.is_error, result.content
+    return [hit["path"] for hit in result.structured_content["results"]]
+
+
+async def _through_a_server(client: Any, workspace: Path, write: Callable[[str, str], Path]) -> None:
+    """Create, edit, append, rename and delete, each seen by the next searches through MCP."""
+
+    async def found(query: str, expected: list[str]) -> bool:
+        return await _tool_paths(client, query) == expected
+
+    note = write("memory/2026-03-03.md", "# 2026-03-03\n\n- Parking spot is LEVEL7.\n")
+    await eventually(lambda: found("LEVEL7", ["memory/2026-03-03.md"]), "a created file")
+    note.write_text("# 2026-03-03\n\n- Parking spot moved to LEVEL9.\n", encoding="utf-8")
+    await eventually(lambda: found("LEVEL9", ["memory/2026-03-03.md"]), "an edit")
+    assert await _tool_paths(client, "LEVEL7") == []
+    appended = await client.call_tool("memory_append", {"text": "- Gate code TANGERINE.", "target": "long_term"})
+    assert not appended.is_error
+    assert await _tool_paths(client, "TANGERINE") == ["MEMORY.md"]
+    note.rename(workspace / "memory" / "2026-03-04.md")
+    await eventually(lambda: found("LEVEL9", ["memory/2026-03-04.md"]), "a rename")
+    (workspace / "memory" / "2026-03-04.md").unlink()
+    await eventually(lambda: found("LEVEL9", []), "a delete")
+
+
+async def test_an_in_process_server_follows_file_changes(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
+) -> None:
+    """The MCP server (in-process client) sees every kind of change made behind its back."""
+    from mcp import Client
+
+    from server import build_server
+
+    write("MEMORY.md", "# Memory\n")
+    async with Client(build_server(running(make_engine))) as client:
+        await _through_a_server(client, workspace, write)
+
+
+async def test_a_stdio_server_follows_file_changes(
+    workspace: Path, tmp_path: Path, write: Callable[[str, str], Path]
+) -> None:
+    """The same, with `memdex serve` as a real stdio subprocess and its default watcher settings."""
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    write("MEMORY.md", "# Memory\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"MEMDEX_EMBEDDING__PROVIDER": "none"}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server.cli", "serve", "--workspace", str(workspace), "--index", str(tmp_path / "stdio.sqlite")],
+        env=env,
+    )
+    async with Client(params) as client:
+        await _through_a_server(client, workspace, write)
