@@ -2,14 +2,41 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/quality.py locomo [--eval-dir ../shared/eval] [--cache-dir bench/.cache]
-                                             [--json out.json] [--limit-conversations N]
+    .venv/bin/python bench/quality.py DATASET [--mode keyword|vector|hybrid|rrf|hybrid:V/T|all ...]
+        [--model PATH.gguf] [--threads 1] [--mmr] [--decay] [--eval-dir ../shared/eval] [--cache-dir bench/.cache]
+        [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80]
+
+    DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
 
 Each dataset has one loader that turns the raw files into a :class:`Suite`: workspaces (Markdown
-files to write) with their queries and each query's relevant units. Everything else is shared:
-materialising the workspaces under the cache dir, indexing and searching them with the same engine
-code the ``memory_search`` tool uses, judging hits, and the metrics, which follow
+files to write) with their queries and each query's graded relevant units. Everything else is
+shared: materialising the workspaces under the cache dir, indexing and searching them with the same
+engine code the ``memory_search`` tool uses, judging hits, and the metrics, which follow
 ``../shared/eval/README.md`` exactly so the figures compare with its reference numbers.
+
+Modes (``--mode``, repeatable; default ``keyword``; ``all`` = the first four):
+
+* ``keyword`` - ``embedding.provider = "none"``: FTS5/BM25 only.
+* ``vector``  - the local GGUF model, weighted fusion with ``vector_weight = 1, text_weight = 0`` (keyword-only
+  candidates score 0 and rank below the vector candidates, so the top 10 is the pure vector ranking).
+* ``hybrid``  - the local GGUF model, weighted fusion 0.7 / 0.3 (memdex's defaults).
+* ``rrf``     - the local GGUF model, ``query.fusion = "rrf"`` (k = 60).
+* ``hybrid:V/T`` - weighted fusion with vector weight V and text weight T, for experiments.
+
+``--mmr`` and ``--decay`` turn on ``query.mmr`` / ``query.temporal_decay`` (defaults) in every mode.
+
+Every search passes ``min_score = 0`` (the benchmark measures ranking, not the threshold). Chunk-level
+suites (LoCoMo) request ``max_results = 10`` chunks. Document-level suites (SciFact, CISI) request 30
+chunks, keep each document's best (first) chunk and score the first 10 distinct documents, so a
+document split into several chunks cannot crowd others out of the top 10.
+
+Indexes are cached per (dataset, workspace, chunking, embedding provider/model) in
+``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>[-local-<model>].sqlite``: the keyword mode
+has its own file; every embedding mode with the same model shares one (same vectors, only the query
+settings differ), so the corpus is embedded once and later runs only re-check file stamps. Progress of
+long builds goes to stderr. llama.cpp runs on one thread by default (``--threads``): the vectors are
+identical for any thread count, and two threads were many times slower here whenever another process
+competed for the two cores.
 
 The evaluation data is read where it lies and never copied into the repository; the generated
 workspaces and indexes live in ``bench/.cache`` (gitignored) and are reused on the next run.
@@ -25,10 +52,10 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -36,13 +63,20 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from memory_core.config import load_settings  # noqa: E402
+from memory_core.config import Settings, load_settings  # noqa: E402
 from memory_core.engine import MemoryEngine  # noqa: E402
 from memory_core.models import Hit  # noqa: E402
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_CACHE_DIR = REPO_ROOT / "bench" / ".cache"
-MAX_RESULTS = 10  # every metric looks at the top 10 at most
+DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+MAX_RESULTS = 10  # every metric looks at the top 10 ranked items (chunks or documents) at most
+DOCUMENT_FETCH = 30  # chunks requested per query at document level, collapsed to distinct documents
+MIN_SCORE = 0.0  # we measure ranking, not the threshold
+QUERY_EMBED_TIMEOUT = 60.0  # generous: a slow query embedding must not silently turn into keyword search
+WHOLE_FILE = sys.maxsize  # `last` line of a unit that is a whole document
+
+Level = Literal["chunk", "document"]
 
 
 # Data model -------------------------------------------------------------------------------------
@@ -53,22 +87,30 @@ class Unit:
     """A relevant unit: lines ``first..last`` (1-based, inclusive) of a workspace file."""
 
     path: str
-    first: int
-    last: int
+    first: int = 1
+    last: int = WHOLE_FILE
+
+    @classmethod
+    def document(cls, path: str) -> Unit:
+        """A whole file: every chunk of it covers the unit."""
+        return cls(path, 1, WHOLE_FILE)
 
     def covered_by(self, hit: Hit) -> bool:
         """True when the hit is in the same file and its line range overlaps the unit's."""
         return hit.path == self.path and hit.start_line <= self.last and self.first <= hit.end_line
 
 
+Grades = Mapping[Unit, int]  # a query's relevant units and their relevance grades (>= 1)
+
+
 @dataclass(frozen=True)
 class Query:
-    """One question, the group it is reported under, and the units that answer it."""
+    """One question, the group it is reported under, and the graded units that answer it."""
 
     qid: str
     text: str
     group: str
-    relevant: frozenset[Unit]
+    relevant: Grades
 
 
 @dataclass(frozen=True)
@@ -78,59 +120,100 @@ class BenchWorkspace:
     name: str
     files: dict[str, str]
     queries: list[Query]
+    extra_paths: tuple[str, ...] = ()  # memdex `extra_paths`, relative to the workspace root
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Published or previously measured figures to compare with."""
+
+    label: str
+    values: dict[str, float]
 
 
 @dataclass(frozen=True)
 class Suite:
-    """What a dataset loader returns: workspaces plus how to report on them."""
+    """What a dataset loader returns: workspaces plus how to judge and report on them."""
 
     name: str
     workspaces: list[BenchWorkspace]
+    level: Level  # chunk: judge chunks as returned; document: best chunk per document first
+    metrics: tuple[str, ...]  # names in METRICS, in table order
     rows: list[tuple[str, frozenset[str]]]  # report row label -> query groups pooled in it
-    headline: str  # label of the row compared with `reference`
-    reference: dict[str, float] = field(default_factory=dict)
-    reference_label: str = "reference"
+    headline: str  # label of the row the mode table compares
+    key_metric: str = "ndcg@10"
+    references: list[Reference] = field(default_factory=list)
+    breakdown: tuple[str, ...] = ()  # metrics shown per row (group) and mode, when there are several rows
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def fetch(self) -> int:
+        """Chunks requested per search."""
+        return MAX_RESULTS if self.level == "chunk" else DOCUMENT_FETCH
 
-# Metrics (README "Metrics"): `covered[i]` = relevant units covered by the hit at rank i + 1 ------
+    @property
+    def n_queries(self) -> int:
+        return sum(len(ws.queries) for ws in self.workspaces)
+
+
+# Metrics (README "Metrics"): `covered[i]` = relevant units covered by the item at rank i + 1 ------
+# An item is a chunk (chunk level) or a document's best chunk (document level). With all grades 1,
+# the graded nDCG below is exactly the README's chunk-level nDCG (gain 1 per item covering >= 1
+# unit, ideal min(#units, k) such items); with grades it is the standard nDCG (gain 2^g - 1).
 
 
 Covered = Sequence[frozenset[Unit]]
 
 
-def judge(hits: Sequence[Hit], relevant: frozenset[Unit]) -> list[frozenset[Unit]]:
-    """For each ranked hit, the relevant units it covers."""
-    return [frozenset(u for u in relevant if u.covered_by(hit)) for hit in hits]
+def judge(items: Sequence[Hit], relevant: Grades) -> list[frozenset[Unit]]:
+    """For each ranked item, the relevant units it covers."""
+    return [frozenset(u for u in relevant if u.covered_by(item)) for item in items]
 
 
-def recall_at(k: int, covered: Covered, n_relevant: int) -> float:
-    """Fraction of the relevant units covered by the union of the top ``k`` hits."""
-    return len(frozenset().union(*covered[:k])) / n_relevant
+def best_chunk_per_document(hits: Sequence[Hit]) -> list[Hit]:
+    """Collapse ranked chunks to documents: each file once, at the rank of its best chunk."""
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        best.setdefault(hit.path, hit)
+    return list(best.values())
 
 
-def hit_at(k: int, covered: Covered, n_relevant: int) -> float:
-    """1 when any of the top ``k`` hits covers a relevant unit."""
+def recall_at(k: int, covered: Covered, relevant: Grades) -> float:
+    """Fraction of the relevant units covered by the union of the top ``k`` items."""
+    return len(frozenset().union(*covered[:k])) / len(relevant)
+
+
+def hit_at(k: int, covered: Covered, relevant: Grades) -> float:
+    """1 when any of the top ``k`` items covers a relevant unit."""
     return float(any(covered[:k]))
 
 
-def mrr_at(k: int, covered: Covered, n_relevant: int) -> float:
-    """1 / rank of the first hit (within the top ``k``) covering a relevant unit, else 0."""
+def mrr_at(k: int, covered: Covered, relevant: Grades) -> float:
+    """1 / rank of the first item (within the top ``k``) covering a relevant unit, else 0."""
     return next((1.0 / rank for rank, units in enumerate(covered[:k], start=1) if units), 0.0)
 
 
-def ndcg_at(k: int, covered: Covered, n_relevant: int) -> float:
-    """Chunk-level nDCG: gain 1 per hit covering >= 1 relevant unit; ideal = min(#units, k) such hits."""
-    dcg = sum(1.0 / math.log2(rank + 1) for rank, units in enumerate(covered[:k], start=1) if units)
-    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(n_relevant, k) + 1))
+def _gain(grade: int) -> float:
+    return 2.0**grade - 1.0
+
+
+def ndcg_at(k: int, covered: Covered, relevant: Grades) -> float:
+    """nDCG: an item gains 2^g - 1 for the best grade it covers; the ideal ranks the units' gains."""
+    dcg = sum(
+        max(_gain(relevant[u]) for u in units) / math.log2(rank + 1)
+        for rank, units in enumerate(covered[:k], start=1)
+        if units
+    )
+    gains = sorted((_gain(g) for g in relevant.values()), reverse=True)[:k]
+    ideal = sum(gain / math.log2(rank + 1) for rank, gain in enumerate(gains, start=1))
     return dcg / ideal
 
 
-Metric = Callable[[Covered, int], float]
+Metric = Callable[[Covered, Grades], float]
 
 
-def _at(fn: Callable[[int, Covered, int], float], k: int) -> Metric:
-    return lambda covered, n_relevant: fn(k, covered, n_relevant)
+def _at(fn: Callable[[int, Covered, Grades], float], k: int) -> Metric:
+    return lambda covered, relevant: fn(k, covered, relevant)
 
 
 METRICS: dict[str, Metric] = {
@@ -151,11 +234,11 @@ class QueryResult:
     scores: dict[str, float]
 
 
-def score_query(query: Query, hits: Sequence[Hit]) -> QueryResult:
-    """Judge ``hits`` against the query's relevant units and apply every metric."""
-    covered = judge(hits[:MAX_RESULTS], query.relevant)
-    n = len(query.relevant)
-    return QueryResult(query.qid, query.group, {name: fn(covered, n) for name, fn in METRICS.items()})
+def score_query(query: Query, hits: Sequence[Hit], level: Level) -> QueryResult:
+    """Rank items (collapsing to documents at document level), judge the top 10, apply every metric."""
+    items = best_chunk_per_document(hits) if level == "document" else hits
+    covered = judge(items[:MAX_RESULTS], query.relevant)
+    return QueryResult(query.qid, query.group, {name: fn(covered, query.relevant) for name, fn in METRICS.items()})
 
 
 def macro_average(results: Sequence[QueryResult]) -> dict[str, float]:
@@ -237,7 +320,7 @@ def load_locomo(eval_dir: Path, limit: int | None = None) -> Suite:
             qid = f"{sid}/{index}"
             ids = normalise_evidence(qa.get("evidence", []))
             dropped_ids += [f"{sid} {i!r}" for i in ids if i not in where]
-            units = frozenset(where[i] for i in ids if i in where)
+            units = {where[i]: 1 for i in ids if i in where}
             if not units:
                 dropped_questions.append(qid)
                 continue
@@ -248,11 +331,13 @@ def load_locomo(eval_dir: Path, limit: int | None = None) -> Suite:
     return Suite(
         name="locomo",
         workspaces=workspaces,
+        level="chunk",
+        metrics=tuple(METRICS),
         rows=[(label, frozenset({g})) for g, label in groups.items()]
         + [(headline, frozenset({"1", "2", "3", "4"}))],
         headline=headline,
-        reference=LOCOMO_REFERENCE,
-        reference_label="README keyword floor",
+        references=[Reference("README keyword floor (plain FTS5)", LOCOMO_REFERENCE)],
+        breakdown=("recall@10", "ndcg@10"),
         notes=[
             _dropped("evidence id(s) that point nowhere", dropped_ids),
             _dropped("question(s) left without evidence", dropped_questions),
@@ -264,16 +349,227 @@ def _dropped(what: str, items: Sequence[str]) -> str:
     return f"dropped {len(items)} {what}: {', '.join(items) or '-'}"
 
 
+# Document collections (SciFact, CISI) -----------------------------------------------------------
+# One workspace, one file per document at `docs/<id>.md` ("# title", a blank line, the body), indexed
+# through memdex's `extra_paths = ["docs"]`: the README's layout, and the way a user would point
+# memdex at a folder of notes that is not their daily memory. Relevant units are whole documents.
+
+IR_METRICS = ("ndcg@10", "recall@10", "mrr@10")
+DOCS_DIR = "docs"
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    body: str
+
+
+def document_markdown(doc: Document) -> str:
+    """A document as a note: ``# title``, a blank line, the body."""
+    return f"# {' '.join(doc.title.split())}\n\n{doc.body.strip()}\n"
+
+
+def document_suite(
+    name: str,
+    documents: Mapping[str, Document],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    limit: int | None,
+    references: list[Reference],
+) -> Suite:
+    """A document collection as one workspace; judged queries in qrels order, the first ``limit`` of them."""
+    files = {f"{DOCS_DIR}/{doc_id}.md": document_markdown(doc) for doc_id, doc in documents.items()}
+    dropped_judgements: list[str] = []
+    dropped_queries: list[str] = []
+    suite_queries: list[Query] = []
+    for qid, judged in list(qrels.items())[:limit]:
+        dropped_judgements += [f"{qid}->{d}" for d, g in judged.items() if g > 0 and d not in documents]
+        relevant = {Unit.document(f"{DOCS_DIR}/{d}.md"): g for d, g in judged.items() if g > 0 and d in documents}
+        if not relevant or qid not in queries:
+            dropped_queries.append(qid)
+            continue
+        suite_queries.append(Query(qid, queries[qid], "all", relevant))
+    return Suite(
+        name=name,
+        workspaces=[BenchWorkspace("corpus", files, suite_queries, extra_paths=(DOCS_DIR,))],
+        level="document",
+        metrics=IR_METRICS,
+        rows=[("all", frozenset({"all"}))],
+        headline="all",
+        references=references,
+        notes=[
+            f"{len(documents)} documents as {DOCS_DIR}/<id>.md (indexed via extra_paths=[{DOCS_DIR!r}])",
+            _dropped("judgement(s) of unknown documents", dropped_judgements),
+            _dropped("judged query(ies) without text or relevant documents", dropped_queries),
+        ],
+    )
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
+
+
+def load_scifact(eval_dir: Path, limit: int | None = None) -> Suite:
+    """BEIR SciFact, test split: 5,183 abstracts, 300 queries, graded qrels (all grade 1)."""
+    base = eval_dir / "scifact"
+    documents = {str(d["_id"]): Document(str(d["title"]), str(d["text"])) for d in read_jsonl(base / "corpus.jsonl")}
+    queries = {str(q["_id"]): str(q["text"]) for q in read_jsonl(base / "queries.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    rows = (base / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]  # header
+    for qid, doc_id, grade in (row.split("\t") for row in rows if row.strip()):
+        qrels.setdefault(qid, {})[doc_id] = int(grade)
+    references = [
+        Reference("BM25 (BEIR paper)", {"ndcg@10": 0.665}),
+        Reference("BM25 flat (Anserini)", {"ndcg@10": 0.679}),
+        Reference("plain FTS5 bm25 (README)", {"ndcg@10": 0.687}),
+        Reference("all-MiniLM-L6-v2 (quoted ~)", {"ndcg@10": 0.64}),
+        Reference("bge-small-en-v1.5 (MTEB)", {"ndcg@10": 0.713}),
+    ]
+    return document_suite("scifact", documents, queries, qrels, limit, references)
+
+
+_SMART_FIELD = re.compile(r"\.([A-Z])(?:\s+(.*))?")
+
+
+def parse_smart(text: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """Records of a SMART file: (``.I`` id, field letter -> the field's lines joined with newlines)."""
+    record: str | None = None
+    fields: dict[str, list[str]] = {}
+    current: list[str] | None = None
+
+    def finish() -> Iterator[tuple[str, dict[str, str]]]:
+        if record is not None:
+            yield record, {key: "\n".join(lines).strip() for key, lines in fields.items()}
+
+    for line in text.splitlines():
+        match = _SMART_FIELD.fullmatch(line.rstrip())
+        if match and match[1] == "I":
+            yield from finish()
+            record, fields, current = (match[2] or "").strip(), {}, None
+        elif match:
+            current = fields.setdefault(match[1], [])
+            if match[2]:
+                current.append(match[2])
+        elif current is not None:
+            current.append(line.strip())
+    yield from finish()
+
+
+def load_cisi(eval_dir: Path, limit: int | None = None) -> Suite:
+    """CISI: 1,460 documents (title ``.T`` and abstract ``.W``), the 76 judged queries (``.W``), binary qrels."""
+    base = eval_dir / "cisi"
+
+    def smart(name: str) -> Iterator[tuple[str, dict[str, str]]]:
+        return parse_smart((base / name).read_text(encoding="utf-8", errors="replace"))
+
+    documents = {rid: Document(f.get("T", ""), f.get("W", "")) for rid, f in smart("CISI.ALL")}
+    queries = {rid: " ".join(f.get("W", "").split()) for rid, f in smart("CISI.QRY")}
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (base / "CISI.REL").read_text(encoding="utf-8").splitlines():
+        if parts := line.split():
+            qrels.setdefault(parts[0], {})[parts[1]] = 1
+    references = [
+        Reference("plain FTS5 porter (README)", {"ndcg@10": 0.318}),
+        Reference("Lucene-style BM25 (README, SOURCE.md)", {"ndcg@10": 0.362, "mrr@10": 0.593}),
+    ]
+    return document_suite("cisi", documents, queries, qrels, limit, references)
+
+
+# Modes -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How the engine is configured for one row of the table."""
+
+    name: str
+    embeddings: bool  # False: embedding.provider "none"; True: the local GGUF model
+    query: dict[str, Any]  # `query` settings (fusion and weights); mmr/decay come from the command line
+
+
+BASE_MODES: dict[str, Mode] = {
+    "keyword": Mode("keyword", False, {}),
+    "vector": Mode("vector", True, {"fusion": "weighted", "vector_weight": 1.0, "text_weight": 0.0}),
+    "hybrid": Mode("hybrid", True, {"fusion": "weighted", "vector_weight": 0.7, "text_weight": 0.3}),
+    "rrf": Mode("rrf", True, {"fusion": "rrf", "vector_weight": 0.5, "text_weight": 0.5}),
+}
+_WEIGHTED = re.compile(r"(hybrid|rrf):(\d*\.?\d+)/(\d*\.?\d+)")
+
+
+def parse_modes(specs: Sequence[str]) -> list[Mode]:
+    """Modes from ``--mode`` values: a base name, ``all``, or ``hybrid:V/T``; duplicates dropped."""
+    modes: dict[str, Mode] = {}
+    for spec in specs or ["keyword"]:
+        if spec == "all":
+            modes.update(BASE_MODES)
+        elif spec in BASE_MODES:
+            modes[spec] = BASE_MODES[spec]
+        elif match := _WEIGHTED.fullmatch(spec):
+            fusion = "rrf" if match[1] == "rrf" else "weighted"
+            vector, text = float(match[2]), float(match[3])
+            name = f"{match[1]} {vector:g}/{text:g}"
+            modes[name] = Mode(name, True, {"fusion": fusion, "vector_weight": vector, "text_weight": text})
+        else:
+            raise argparse.ArgumentTypeError(
+                f"unknown mode {spec!r}: use keyword, vector, hybrid, rrf, all or hybrid:V/T (e.g. hybrid:0.5/0.5)"
+            )
+    return list(modes.values())
+
+
 # Running -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Where things live and how the engine chunks."""
+    """Where things live, how the engine chunks, and the query options shared by every mode."""
 
     cache_dir: Path
+    model: Path = DEFAULT_MODEL
     chunk_tokens: int = 400
     chunk_overlap: int = 80
+    mmr: bool = False
+    decay: bool = False
+    threads: int = 1  # llama.cpp threads; results are identical for any count, only speed differs
+
+    def index_name(self, mode: Mode) -> str:
+        """One index per chunking and embedding setup; every embedding mode of a model shares one."""
+        name = f"index-t{self.chunk_tokens}-o{self.chunk_overlap}"
+        if mode.embeddings:
+            name += "-local-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.model.stem)
+        return name + ".sqlite"
+
+    def settings(self, mode: Mode, root: Path, base: Path, extra_paths: Sequence[str]) -> Settings:
+        embedding: dict[str, Any] = (
+            {
+                "provider": "local",
+                "local": {"model": str(self.model), "n_threads": self.threads},
+                "query_timeout": QUERY_EMBED_TIMEOUT,
+            }
+            if mode.embeddings
+            else {"provider": "none"}
+        )
+        return load_settings(
+            workspace=root,
+            extra_paths=list(extra_paths),
+            index_path=base / self.index_name(mode),
+            chunking={"tokens": self.chunk_tokens, "overlap": self.chunk_overlap},
+            embedding=embedding,
+            query={**mode.query, "mmr": self.mmr, "temporal_decay": self.decay},
+        )
+
+
+@dataclass
+class ModeRun:
+    """One mode's results over a whole suite."""
+
+    mode: Mode
+    results: list[QueryResult] = field(default_factory=list)
+    index_seconds: float = 0.0  # syncing (building or checking) the indexes
+    search_seconds: float = 0.0
+    fallbacks: int = 0  # queries of an embedding mode answered keyword-only (should stay 0)
 
 
 def materialise(ws: BenchWorkspace, root: Path) -> int:
@@ -294,39 +590,58 @@ def materialise(ws: BenchWorkspace, root: Path) -> int:
     return written
 
 
-async def run_workspace(ws: BenchWorkspace, suite: str, config: RunConfig) -> list[QueryResult]:
-    """Write, index (reusing the cache) and search one workspace; score every query."""
-    base = config.cache_dir / suite / ws.name
-    root = base / "workspace"
-    written = materialise(ws, root)
-    settings = load_settings(
-        workspace=root,
-        extra_paths=[],
-        index_path=base / f"index-t{config.chunk_tokens}-o{config.chunk_overlap}.sqlite",
-        chunking={"tokens": config.chunk_tokens, "overlap": config.chunk_overlap},
-    )
-    results: list[QueryResult] = []
+class ProgressLog:
+    """A sync progress callback that reports to stderr at most every ``every`` seconds."""
+
+    def __init__(self, label: str, every: float = 15.0) -> None:
+        self.label = label
+        self.every = every
+        self.started = self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if 0 < done < total and now - self.last >= self.every:  # the caller reports completion
+            elapsed = now - self.started
+            eta = elapsed / done * (total - done)
+            log(f"    {self.label}: {done}/{total} files indexed ({elapsed:.0f}s, ~{eta:.0f}s to go)")
+            self.last = now
+
+
+async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConfig, run: ModeRun) -> None:
+    """Sync one workspace's index for ``mode`` (reusing the cache), search every query, add to ``run``."""
+    base = config.cache_dir / suite.name / ws.name
+    settings = config.settings(mode, base / "workspace", base, ws.extra_paths)
+    label = f"{ws.name} [{mode.name}]"
     async with MemoryEngine(settings, background_sync=False) as engine:
-        report = await engine.sync()
-        status = await engine.status()
         started = time.perf_counter()
+        report = await engine.sync(progress=ProgressLog(label))
+        synced = time.perf_counter()
+        status = await engine.status()
+        if mode.embeddings and status.mode != "hybrid":
+            raise RuntimeError(f"{label}: embeddings are not in use ({status.note}); check --model")
+        expected = "hybrid" if mode.embeddings else "keyword"
         for query in ws.queries:
-            answer = await engine.search(query.text, max_results=MAX_RESULTS)
-            results.append(score_query(query, answer.results))
-        elapsed = time.perf_counter() - started
+            answer = await engine.search(query.text, max_results=suite.fetch, min_score=MIN_SCORE)
+            run.fallbacks += answer.mode != expected
+            run.results.append(score_query(query, answer.results, suite.level))
+        finished = time.perf_counter()
+    run.index_seconds += synced - started
+    run.search_seconds += finished - synced
     log(
-        f"  {ws.name}: {len(ws.files)} files ({written} written, {report.changed} re-indexed), "
-        f"{status.chunks} chunks, {len(ws.queries)} queries in {elapsed:.2f}s"
+        f"  {label}: {report.changed} file(s) (re)indexed in {synced - started:.1f}s, {status.chunks} chunks, "
+        f"{len(ws.queries)} queries in {finished - synced:.1f}s"
     )
-    return results
 
 
-async def run_suite(suite: Suite, config: RunConfig) -> list[QueryResult]:
-    """Run every workspace of the suite in turn."""
-    results: list[QueryResult] = []
+async def run_suite(suite: Suite, modes: Sequence[Mode], config: RunConfig) -> list[ModeRun]:
+    """Every workspace in turn: write it once, then run each mode on it."""
+    runs = [ModeRun(mode) for mode in modes]
     for ws in suite.workspaces:
-        results += await run_workspace(ws, suite.name, config)
-    return results
+        written = materialise(ws, config.cache_dir / suite.name / ws.name / "workspace")
+        log(f"  {ws.name}: {len(ws.files)} files ({written} written), {len(ws.queries)} queries")
+        for run in runs:
+            await run_mode(ws, suite, run.mode, config, run)
+    return runs
 
 
 # Reporting ---------------------------------------------------------------------------------------
@@ -341,49 +656,129 @@ def summarise(suite: Suite, results: Sequence[QueryResult]) -> list[dict[str, An
     return rows
 
 
-def render_table(suite: Suite, rows: Sequence[dict[str, Any]]) -> str:
-    """A plain-text table of the rows, with the reference figures under the headline."""
-    width = max(len(r["label"]) for r in [*rows, {"label": suite.reference_label}]) + 2
-    header = f"{'':<{width}}{'n':>6}" + "".join(f"{name:>11}" for name in METRICS)
+def headline_row(suite: Suite, run: ModeRun) -> dict[str, Any]:
+    return next(row for row in summarise(suite, run.results) if row["label"] == suite.headline)
+
+
+def _cells(values: Mapping[str, float], names: Sequence[str], width: int, sign: str = "") -> str:
+    return "".join(f"{values[m]:>{sign}{width}.3f}" if m in values else " " * width for m in names)
+
+
+def render_mode_table(suite: Suite, runs: Sequence[ModeRun]) -> str:
+    """Headline row of every mode, a delta vs keyword on the key metric, timings, then the references."""
+    metrics, key, cell = suite.metrics, suite.key_metric, 11
+    baseline = next((headline_row(suite, r) for r in runs if r.mode.name == "keyword"), None)
+    labels = ["mode", *(r.mode.name for r in runs), *(ref.label for ref in suite.references)]
+    width = max(map(len, labels)) + 2
+    delta_name = f"Δ{key} vs kw" if baseline else ""
+    delta_width = len(delta_name) + 2 if baseline else 0
+    header = (
+        f"{'mode':<{width}}{'n':>6}{''.join(f'{m:>{cell}}' for m in metrics)}"
+        f"{delta_name:>{delta_width}}{'index s':>10}{'search s':>10}"
+    )
     lines = [header, "-" * len(header)]
-
-    def line(label: str, n: str, values: dict[str, float], sign: str = "") -> str:
-        cells = "".join(f"{values[m]:>{sign}11.3f}" if m in values else " " * 11 for m in METRICS)
-        return f"{label:<{width}}{n:>6}{cells}"
-
-    for row in rows:
-        if row["label"] == suite.headline:
-            lines.append("-" * len(header))
-        lines.append(line(row["label"], str(row["n"]), row))
-        if row["label"] == suite.headline and suite.reference:
-            lines.append(line(suite.reference_label, "", suite.reference))
-            lines.append(line("  delta", "", {m: row[m] - v for m, v in suite.reference.items()}, "+"))
+    for run in runs:
+        row = headline_row(suite, run)
+        delta = f"{row[key] - baseline[key]:>+{delta_width}.3f}" if baseline else ""
+        lines.append(
+            f"{run.mode.name:<{width}}{row['n']:>6}{_cells(row, metrics, cell)}{delta}"
+            f"{run.index_seconds:>10.1f}{run.search_seconds:>10.1f}"
+        )
+    if suite.references:
+        lines.append("-" * len(header))
+        for ref in suite.references:
+            lines.append(f"{ref.label:<{width}}{'':>6}{_cells(ref.values, metrics, cell)}".rstrip())
     return "\n".join(lines)
 
 
-def write_json(
-    path: Path,
-    suite: Suite,
-    config: RunConfig,
-    rows: Sequence[dict[str, Any]],
-    results: Sequence[QueryResult],
-    seconds: float,
-) -> None:
-    """Summary, reference, notes and per-query scores as JSON."""
+def render_breakdown(suite: Suite, runs: Sequence[ModeRun], metric: str) -> str:
+    """``metric`` for every report row (rows) and mode (columns)."""
+    summaries = [{row["label"]: row for row in summarise(suite, run.results)} for run in runs]
+    width = max(len(label) for label, _ in suite.rows) + 2
+    cell = max(len(r.mode.name) for r in runs) + 3
+    header = f"{metric:<{width}}{'n':>6}" + "".join(f"{r.mode.name:>{cell}}" for r in runs)
+    lines = [header, "-" * len(header)]
+    for label, _ in suite.rows:
+        if label == suite.headline:
+            lines.append("-" * len(header))
+        n = summaries[0][label]["n"]
+        lines.append(f"{label:<{width}}{n:>6}" + "".join(f"{s[label][metric]:>{cell}.3f}" for s in summaries))
+    return "\n".join(lines)
+
+
+def describe_search(suite: Suite, config: RunConfig, modes: Sequence[Mode]) -> list[str]:
+    """What every figure below was measured with."""
+    if suite.level == "chunk":
+        ranking = f"top {MAX_RESULTS} chunks (max_results={MAX_RESULTS})"
+    else:
+        ranking = (
+            f"max_results={suite.fetch} chunks, collapsed to each document's best chunk, "
+            f"top {MAX_RESULTS} distinct documents scored"
+        )
+    lines = [
+        f"search: {ranking}; min_score={MIN_SCORE:g} (ranking measured, not the threshold); "
+        f"mmr {'on' if config.mmr else 'off'}, temporal decay {'on' if config.decay else 'off'}",
+        f"chunks {config.chunk_tokens}/{config.chunk_overlap} tokens; metrics macro-averaged over queries",
+    ]
+    if any(m.embeddings for m in modes):
+        lines.append(f"embedding model (local provider): {config.model}, {config.threads or 'all'} thread(s)")
+    lines += [f"mode {m.name}: " + _mode_settings(m) for m in modes]
+    return lines
+
+
+def _mode_settings(mode: Mode) -> str:
+    provider = "embedding.provider=local" if mode.embeddings else "embedding.provider=none"
+    return ", ".join([provider, *(f"query.{k}={v}" for k, v in mode.query.items())])
+
+
+def report(suite: Suite, config: RunConfig, runs: Sequence[ModeRun], seconds: float) -> str:
+    """The whole plain-text report."""
+    out = [f"{suite.name} — {suite.level} level, {suite.headline}: n = {headline_row(suite, runs[0])['n']} "
+           f"queries, {len(runs)} mode(s), {seconds:.1f}s wall"]
+    out += [f"  {line}" for line in [*describe_search(suite, config, [r.mode for r in runs]), *suite.notes]]
+    out += [f"  WARNING: {r.mode.name}: {r.fallbacks} query(ies) fell back to keyword" for r in runs if r.fallbacks]
+    out += ["", render_mode_table(suite, runs)]
+    if len(suite.rows) > 1:
+        out += ["", f"By {'category' if suite.name == 'locomo' else 'group'}:"]
+        out += [block for metric in suite.breakdown for block in ("", render_breakdown(suite, runs, metric))]
+    return "\n".join(out)
+
+
+def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeRun], seconds: float) -> None:
+    """Settings, references, notes, and per mode its summary rows, timings and per-query scores."""
     payload = {
         "dataset": suite.name,
+        "level": suite.level,
         "settings": {
             "chunk_tokens": config.chunk_tokens,
             "chunk_overlap": config.chunk_overlap,
-            "max_results": MAX_RESULTS,
+            "max_results": suite.fetch,
+            "scored_items": MAX_RESULTS,
+            "min_score": MIN_SCORE,
+            "mmr": config.mmr,
+            "temporal_decay": config.decay,
+            "model": str(config.model),
+            "threads": config.threads,
         },
         "workspaces": len(suite.workspaces),
         "notes": suite.notes,
         "headline": suite.headline,
-        "rows": list(rows),
-        "reference": {"label": suite.reference_label, **suite.reference},
+        "references": [{"label": ref.label, **ref.values} for ref in suite.references],
         "seconds": round(seconds, 3),
-        "queries": [{"id": r.qid, "group": r.group, **r.scores} for r in results],
+        "modes": [
+            {
+                "mode": run.mode.name,
+                "provider": "local" if run.mode.embeddings else "none",
+                "query": run.mode.query,
+                "index": config.index_name(run.mode),
+                "index_seconds": round(run.index_seconds, 3),
+                "search_seconds": round(run.search_seconds, 3),
+                "keyword_fallbacks": run.fallbacks,
+                "rows": summarise(suite, run.results),
+                "queries": [{"id": r.qid, "group": r.group, **r.scores} for r in run.results],
+            }
+            for run in runs
+        ],
     }
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
@@ -403,11 +798,36 @@ def _dataset_parsers(sub: Any, common: argparse.ArgumentParser) -> Iterator[tupl
     locomo = sub.add_parser("locomo", parents=[common], help="LoCoMo: one workspace per conversation")
     locomo.add_argument("--limit-conversations", type=int, metavar="N", help="only the first N conversations")
     yield "locomo", lambda args: load_locomo(args.eval_dir, args.limit_conversations)
+    collections: dict[str, tuple[str, Callable[[Path, int | None], Suite]]] = {
+        "scifact": ("BEIR SciFact test split: 5,183 abstracts, 300 queries", load_scifact),
+        "cisi": ("CISI: 1,460 documents, 76 judged queries", load_cisi),
+    }
+    for name, (help_text, load) in collections.items():
+        parser = sub.add_parser(name, parents=[common], help=help_text)
+        parser.add_argument(
+            "--limit-queries", type=int, metavar="N", help="only the first N judged queries (all documents are indexed)"
+        )
+        yield name, lambda args, load=load: load(args.eval_dir, args.limit_queries)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
     """The CLI: options shared by every dataset, then one subcommand per dataset."""
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--mode", action="append", default=[], metavar="MODE",
+        help="keyword, vector, hybrid, rrf, all, or hybrid:V/T (weighted fusion with weights V and T); "
+        "repeatable (default: keyword)",
+    )  # fmt: skip
+    common.add_argument(
+        "--model", type=Path, default=DEFAULT_MODEL, help="GGUF model of the embedding modes (default: %(default)s)"
+    )
+    common.add_argument(
+        "--threads", type=int, default=1,
+        help="llama.cpp threads for the embedding modes, 0 = all cores (default: %(default)s: the same "
+        "vectors, and far faster than 2 when another process competes for the CPU)",
+    )  # fmt: skip
+    common.add_argument("--mmr", action="store_true", help="turn on query.mmr (diversity re-ranking) in every mode")
+    common.add_argument("--decay", action="store_true", help="turn on query.temporal_decay in every mode")
     common.add_argument(
         "--eval-dir", type=Path, default=DEFAULT_EVAL_DIR, help="shared evaluation data (default: %(default)s)"
     )
@@ -425,28 +845,35 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Load the chosen dataset, run it, print the table and optionally write JSON."""
+    """Load the chosen dataset, run every mode on it, print the table and optionally write JSON."""
     parser, loaders = build_parser()
     args = parser.parse_args(argv)
+    try:
+        modes = parse_modes(args.mode)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    config = RunConfig(args.cache_dir.resolve(), args.chunk_tokens, args.chunk_overlap)
+    config = RunConfig(
+        cache_dir=args.cache_dir.resolve(),
+        model=args.model.expanduser().resolve(),
+        chunk_tokens=args.chunk_tokens,
+        chunk_overlap=args.chunk_overlap,
+        mmr=args.mmr,
+        decay=args.decay,
+        threads=args.threads,
+    )
     suite = loaders[args.dataset](args)
-    log(f"{suite.name}: {len(suite.workspaces)} workspace(s), "
-        f"{sum(len(w.queries) for w in suite.workspaces)} queries; cache {config.cache_dir}")
+    log(f"{suite.name}: {len(suite.workspaces)} workspace(s), {suite.n_queries} queries, "
+        f"modes {', '.join(m.name for m in modes)}; cache {config.cache_dir}")
     started = time.perf_counter()
-    results = anyio.run(run_suite, suite, config)
+    runs = anyio.run(run_suite, suite, modes, config)
     seconds = time.perf_counter() - started
-    rows = summarise(suite, results)
-    print(f"\n{suite.name} — chunks {config.chunk_tokens}/{config.chunk_overlap} tokens, top {MAX_RESULTS}, "
-          f"macro-averaged ({seconds:.1f}s)")
-    for note in suite.notes:
-        print(f"  {note}")
     print()
-    print(render_table(suite, rows))
+    print(report(suite, config, runs, seconds))
     if args.json:
-        write_json(args.json, suite, config, rows, results, seconds)
+        write_json(args.json, suite, config, runs, seconds)
         log(f"wrote {args.json}")
     return 0
 

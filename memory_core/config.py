@@ -44,10 +44,10 @@ class QuerySettings(_Section):
     """Defaults for memory_search when the caller does not say."""
 
     max_results: int = Field(6, ge=1, le=50, description="results returned by default")
-    min_score: float = Field(0.35, ge=0.0, le=1.0, description="lowest hybrid score returned by default")
+    min_score: float = Field(0.35, ge=0.0, le=1.0, description="a result needs this vector or keyword score")
     fusion: Literal["weighted", "rrf"] = Field("weighted", description="how vector and keyword ranks combine")
-    vector_weight: float = Field(0.7, ge=0.0, le=1.0, description="weighted fusion: share of the vector score")
-    text_weight: float = Field(0.3, ge=0.0, le=1.0, description="weighted fusion: share of the keyword score")
+    vector_weight: float = Field(0.2, ge=0.0, le=1.0, description="share of the vector score (benchmarked)")
+    text_weight: float = Field(0.8, ge=0.0, le=1.0, description="share of the keyword score (benchmarked)")
     rrf_k: int = Field(60, ge=1, description="rrf fusion: the k in 1/(k + rank)")
     candidate_multiplier: int = Field(4, ge=1, le=20, description="each side fetches maxResults x this (<= 200)")
     mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")

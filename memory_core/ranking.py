@@ -49,7 +49,7 @@ def rank_keyword(
     """Keyword-only ranking. No ``min_score`` cut: a keyword score is not on the hybrid scale, so a
     threshold tuned for hybrid search would silently drop exact keyword matches."""
     scored = [_Scored(row, s, text=s) for row in rows for s in [keyword_score(row, terms)]]
-    return [_hit(item) for item in _finish(scored, query, today)[:limit]]
+    return [_hit(item) for item in _finish(scored, query, today, limit)[:limit]]
 
 
 def rank_hybrid(
@@ -61,52 +61,56 @@ def rank_hybrid(
     query: QuerySettings,
     today: dt.date,
 ) -> list[Hit]:
-    """Fuse keyword and vector candidates, then keep those scoring at least ``min_score``.
+    """Fuse keyword and vector candidates; keep those that either side scores at least ``min_score``.
 
-    When nothing clears the bar but keyword hits exist, keyword hits are kept at the relaxed bar
-    ``min(min_score, text_weight)`` so an exact ID match is never silently dropped.
+    Ranking uses the fused score; the cut asks whether the vector similarity or the keyword score
+    alone reaches ``min_score``. Cutting on the fused score instead (OpenClaw's rule) ties the cut to
+    the weights: with the keyword-heavy weights the benchmark favours, a strong paraphrase match that
+    shares no word with the query could never pass. When nothing is kept but keyword hits exist,
+    the keyword hits are returned anyway (they contain the query's words), so an exact ID match is
+    never silently dropped.
     """
     text = {row.id: keyword_score(row, terms) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
     rows = {row.id: row for row in [*keyword_rows, *vector_rows]}
     vector_weight, text_weight = _weights(query)
     if query.fusion == "rrf":
-        fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k)
+        fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k, vector_weight, text_weight)
     else:
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * text.get(cid, 0.0) for cid in rows}
     scored = [_Scored(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
-    ordered = _finish(scored, query, today)
-    kept = [item for item in ordered if item.score >= min_score]
-    if not kept and text:
-        relaxed = min(min_score, text_weight)
-        kept = [item for item in ordered if item.row.id in text and item.score >= relaxed]
+    ordered = _finish(scored, query, today, limit)
+    kept = [item for item in ordered if max(item.text or 0.0, item.vector or 0.0) >= min_score]
+    if not kept:
+        kept = [item for item in ordered if item.text is not None]
     return [_hit(item) for item in kept[:limit]]
 
 
 def _weights(query: QuerySettings) -> tuple[float, float]:
     total = query.vector_weight + query.text_weight
     if total <= 0:
-        return 0.7, 0.3
+        return 0.2, 0.8
     return query.vector_weight / total, query.text_weight / total
 
 
-def _reciprocal_rank(keyword_rows: Sequence[ChunkRow], vector_rows: Sequence[ChunkRow], k: int) -> dict[int, float]:
-    """Sum of 1/(k + rank) over both lists, scaled so first in both lists scores 1."""
+def _reciprocal_rank(
+    keyword_rows: Sequence[ChunkRow], vector_rows: Sequence[ChunkRow], k: int, vector_weight: float, text_weight: float
+) -> dict[int, float]:
+    """Weighted sum of 1/(k + rank) over both lists, scaled so first in both lists scores 1."""
     fused: dict[int, float] = {}
-    for rows in (keyword_rows, vector_rows):
+    for rows, weight in ((keyword_rows, text_weight), (vector_rows, vector_weight)):
         for rank, row in enumerate(rows, start=1):
-            fused[row.id] = fused.get(row.id, 0.0) + 1.0 / (k + rank)
-    best = 2.0 / (k + 1)
-    return {cid: value / best for cid, value in fused.items()}
+            fused[row.id] = fused.get(row.id, 0.0) + weight / (k + rank)
+    return {cid: value * (k + 1) for cid, value in fused.items()}
 
 
-def _finish(scored: list[_Scored], query: QuerySettings, today: dt.date) -> list[_Scored]:
-    """Apply temporal decay, sort best first, then MMR when enabled."""
+def _finish(scored: list[_Scored], query: QuerySettings, today: dt.date, limit: int) -> list[_Scored]:
+    """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled."""
     if query.temporal_decay:
         scored = [replace(item, score=item.score * decay(item.row.path, today, query.half_life_days)) for item in scored]
     scored.sort(key=lambda item: (-item.score, item.row.rank))
     if query.mmr:
-        scored = mmr(scored, query.mmr_lambda)
+        scored = mmr(scored, query.mmr_lambda, limit)
     return scored
 
 
@@ -133,28 +137,29 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def mmr(items: list[_Scored], lam: float) -> list[_Scored]:
+def mmr(items: list[_Scored], lam: float, picks: int) -> list[_Scored]:
     """Greedy maximal marginal relevance: lam * relevance - (1 - lam) * max similarity to those picked.
 
     Relevance is the score min-max normalised over the candidates; similarity is the Jaccard overlap
-    of the chunks' words. Scores are left unchanged; only the order changes.
+    of the chunks' words. Only the first ``picks`` places are chosen this way (each candidate's
+    highest similarity is updated incrementally, so the cost is picks x candidates); the rest keep
+    their order. Scores are left unchanged; only the order changes.
     """
     if len(items) < 3 or lam >= 1.0:
         return items
     high, low = items[0].score, min(item.score for item in items)
     spread = high - low or 1.0
     tokens = [_tokens(item.row.text) for item in items]
+    closest = [0.0] * len(items)  # each candidate's highest similarity to anything picked so far
     remaining = list(range(len(items)))
     picked: list[int] = []
-    while remaining:
-        def value(i: int) -> float:
-            similarity = max((_jaccard(tokens[i], tokens[j]) for j in picked), default=0.0)
-            return lam * (items[i].score - low) / spread - (1 - lam) * similarity
-
-        best = max(remaining, key=value)
+    while remaining and len(picked) < picks:
+        best = max(remaining, key=lambda i: lam * (items[i].score - low) / spread - (1 - lam) * closest[i])
         picked.append(best)
         remaining.remove(best)
-    return [items[i] for i in picked]
+        for i in remaining:
+            closest[i] = max(closest[i], _jaccard(tokens[i], tokens[best]))
+    return [items[i] for i in picked + remaining]
 
 
 def _hit(item: _Scored) -> Hit:

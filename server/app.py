@@ -151,7 +151,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         min_score: Annotated[
             float,
             Field(ge=0.0, le=1.0, validation_alias=AliasChoices("minScore", "min_score"),
-                  description="drop hybrid results scoring below this (not applied to keyword-only results)"),
+                  description="drop results whose vector and keyword scores are both below this (keyword-only answers are not cut)"),
         ] = settings.query.min_score,
         agent: Annotated[AgentName | None, agent_field] = None,
     ) -> SearchAnswer:

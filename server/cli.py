@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import anyio
 
 from memory_core import ConfigError, MemdexError, MemoryEngine, Settings, load_settings
 from memory_core.db import driver
+from memory_core.embeddings.factory import open_provider
 
 logger = logging.getLogger("memdex")
 
@@ -52,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", parents=[common], help="show the index and environment")
     status.add_argument("--json", action="store_true", help="print as JSON")
+
+    commands.add_parser(
+        "doctor", parents=[common], help="check SQLite, sqlite-vec and the embedding provider (loads or downloads the model)"
+    )
     return parser
 
 
@@ -178,6 +184,32 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
+    settings = _one_agent(settings, args.agent)
+    drv = driver()
+    print(f"sqlite        {drv.sqlite_version} via {drv.name}")
+    print(f"sqlite-vec    {drv.vec_version or 'unavailable: ' + str(drv.vec_error)}")
+    print(f"workspace     {settings.workspace_dir}")
+    print(f"index         {settings.index_file}")
+    print(f"embeddings    provider = {settings.embedding.provider}, fallback = {settings.embedding.fallback}")
+    started = time.perf_counter()
+    choice = await open_provider(settings.embedding)
+    provider = choice.provider
+    if provider is None:
+        print(f"              {choice.note}")
+        return 1 if settings.embedding.provider != "none" else 0
+    loaded = time.perf_counter() - started
+    where = getattr(provider, "path", None) or getattr(provider, "base_url", None)
+    print(f"              {provider.id} {provider.model} ({provider.dims} dims) from {where}, ready in {loaded:.1f}s")
+    if choice.note:
+        print(f"              {choice.note}")
+    started = time.perf_counter()
+    await provider.embed_query("memdex doctor probe")
+    print(f"              one query embedded in {1000 * (time.perf_counter() - started):.0f} ms")
+    await provider.aclose()
+    return 0
+
+
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from .transport import serve
 
@@ -192,6 +224,7 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] =
     "search": _search,
     "get": _get,
     "status": _status,
+    "doctor": _doctor,
 }
 
 

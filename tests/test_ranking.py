@@ -1,0 +1,88 @@
+"""Fusion, keyword rescue, temporal decay and MMR, on plain rows (no database)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memory_core.config import QuerySettings
+from memory_core.ranking import decay, rank_hybrid, rank_keyword
+from memory_core.store import ChunkRow
+
+TODAY = dt.date(2026, 6, 30)
+
+
+def row(cid: int, path: str, text: str, rank: float) -> ChunkRow:
+    return ChunkRow(cid, path, "memory", 1, 2, text, rank)
+
+
+def test_weighted_fusion_combines_normalised_weights() -> None:
+    """score = wv*vector + wt*text with weights normalised to sum 1; both parts are reported."""
+    keyword = [row(1, "a.md", "alpha beta", -5.0)]
+    vector = [row(1, "a.md", "alpha beta", 0.2), row(2, "b.md", "gamma", 0.1)]
+    q = QuerySettings(vector_weight=0.35, text_weight=0.15)  # normalises to 0.7 / 0.3
+    hits = rank_hybrid(keyword, vector, ["alpha", "beta"], 5, 0.0, q, TODAY)
+    by_path = {h.path: h for h in hits}
+    assert by_path["a.md"].vector_score == pytest.approx(0.8) and by_path["a.md"].text_score == 1.0
+    assert by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)
+    assert by_path["b.md"].score == pytest.approx(0.7 * 0.9) and by_path["b.md"].text_score is None
+
+
+def test_min_score_keeps_what_either_side_scores_high_enough() -> None:
+    """With keyword-heavy weights a strong paraphrase (vector only) still passes; a weak neighbour does not."""
+    keyword = [row(1, "kw.md", "alpha", -3.0)]
+    vector = [row(2, "paraphrase.md", "x", 0.45), row(3, "noise.md", "y", 0.8)]
+    q = QuerySettings(vector_weight=0.2, text_weight=0.8)
+    hits = rank_hybrid(keyword, vector, ["alpha"], 5, 0.35, q, TODAY)
+    assert [h.path for h in hits] == ["kw.md", "paraphrase.md"]
+    assert hits[1].score == pytest.approx(0.2 * 0.55) and hits[1].vector_score == pytest.approx(0.55)
+
+
+def test_when_nothing_clears_min_score_keyword_hits_are_still_returned() -> None:
+    """An exact ID match is never silently dropped: keyword hits survive a too-high bar, vector-only ones do not."""
+    keyword = [row(1, "id.md", "YN0028 and more words", -0.5)]  # half the terms: text score 0.5
+    vector = [row(2, "far.md", "unrelated", 0.5)]
+    hits = rank_hybrid(keyword, vector, ["yn0028", "missing"], 5, 0.9, QuerySettings(), TODAY)
+    assert [h.path for h in hits] == ["id.md"]
+    assert hits[0].text_score == pytest.approx(0.5)
+
+
+def test_rrf_rewards_agreement_and_honours_weights() -> None:
+    """First in both lists scores 1; with more text weight a keyword-only winner beats a vector-only one."""
+    keyword = [row(1, "both.md", "x", -9.0), row(2, "kw.md", "x", -8.0)]
+    vector = [row(1, "both.md", "x", 0.1), row(3, "vec.md", "x", 0.2)]
+    q = QuerySettings(fusion="rrf", vector_weight=0.3, text_weight=0.7)
+    hits = rank_hybrid(keyword, vector, ["x"], 5, 0.0, q, TODAY)
+    assert [h.path for h in hits] == ["both.md", "kw.md", "vec.md"]
+    assert hits[0].score == pytest.approx(1.0)
+
+
+def test_decay_halves_at_the_half_life_and_spares_evergreen_files() -> None:
+    assert decay("memory/2026-05-31.md", TODAY, 30) == pytest.approx(0.5)
+    assert decay("memory/2026-06-30-standup.md", TODAY, 30) == pytest.approx(1.0)
+    assert decay("memory/2027-01-01.md", TODAY, 30) == 1.0  # future dates do not grow
+    assert decay("memory/2000-01-01.md", TODAY, 30) < 0.001
+    assert decay("MEMORY.md", TODAY, 30) == 1.0 and decay("memory/projects/atlas.md", TODAY, 30) == 1.0
+
+
+def test_temporal_decay_lets_a_recent_note_overtake_an_old_one() -> None:
+    rows = [row(1, "memory/2025-01-01.md", "deploy deploy", -9.0), row(2, "memory/2026-06-29.md", "deploy", -1.0)]
+    plain = rank_keyword(rows, ["deploy"], 5, QuerySettings(), TODAY)
+    decayed = rank_keyword(rows, ["deploy"], 5, QuerySettings(temporal_decay=True), TODAY)
+    assert plain[0].path == "memory/2025-01-01.md" and decayed[0].path == "memory/2026-06-29.md"
+
+
+def test_mmr_demotes_a_near_duplicate_below_a_different_result() -> None:
+    """λ < 1 moves a copy of the top hit below a distinct one; λ = 1 keeps relevance order."""
+    rows = [
+        row(1, "a.md", "the deploy failed because the disk was full", -9.0),
+        row(2, "b.md", "the deploy failed because the disk was full again", -8.9),
+        row(3, "c.md", "rollback plan uses the blue green switch", -5.0),
+    ]
+    terms = ["deploy"]
+    relevance = rank_keyword(rows, terms, 3, QuerySettings(), TODAY)
+    diverse = rank_keyword(rows, terms, 3, QuerySettings(mmr=True, mmr_lambda=0.3), TODAY)
+    assert [h.path for h in relevance] == ["a.md", "b.md", "c.md"]
+    assert [h.path for h in diverse] == ["a.md", "c.md", "b.md"]
+    assert [h.score for h in diverse] == [relevance[0].score, relevance[2].score, relevance[1].score]
