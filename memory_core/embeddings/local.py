@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,9 +50,12 @@ KNOWN_PREFIXES: tuple[tuple[str, str, str], ...] = (
 
 #: Longest input fed to the model in tokens, whatever its training context says (bounds memory).
 MAX_INPUT_TOKENS_CAP = 8192
-#: Tokens per llama.cpp decode call. Several short texts share one decode; a text never spans two,
-#: so the effective value is max(this, the model's input limit). Non-causal models need
-#: n_ubatch == n_batch (a sequence must fit in one micro-batch).
+#: Token budget of one llama.cpp decode call that packs several texts (short notes, queries). One
+#: text alone may use up to the model's input limit: the context is built with
+#: n_ctx = n_batch = n_ubatch = max(this, that limit) (a non-causal model needs each text inside one
+#: micro-batch). Measured on 2 cores with all-MiniLM-L6-v2 (bench/embedder.py): 1024 or 2048 tokens
+#: per decode is 10-15 % slower on ~400-token chunks than 512 (attention runs over the whole packed
+#: batch with a mask), while packing short texts up to 512 tokens is a few % faster than one per call.
 DECODE_BATCH_TOKENS = 512
 #: Texts per decode call at most (llama.cpp's own limit is 256 sequences).
 MAX_SEQUENCES_PER_DECODE = 64
@@ -92,6 +96,12 @@ class _SharedModel:
     eos: int | None
     lock: threading.Lock = field(default_factory=threading.Lock)
     users: int = 0
+    closed: bool = False
+
+    def check_open(self) -> None:
+        """Call with ``lock`` held: a freed model must never reach llama.cpp (it would crash)."""
+        if self.closed:
+            raise EmbeddingError("the local embedding model was closed while a request was in flight")
 
 
 _MODELS: dict[tuple[Any, ...], _SharedModel] = {}
@@ -181,12 +191,28 @@ def _probe(llama_cpp: Any, path: Path) -> tuple[int, int | None]:
         llama_cpp.llama_model_free(model)
 
 
-def _acquire_model(path: Path, settings: LocalEmbeddingSettings) -> _SharedModel:
-    """The shared instance for (path, settings), loading it on first use. Runs on a worker thread."""
+#: OpenMP wait policy set for llama.cpp unless the environment already has one. llama.cpp's CPU
+#: backend (built with OpenMP) puts a barrier after every graph node; by default waiting threads
+#: spin, and when another process wants the same cores a spinning thread burns the time slice the
+#: thread it waits for needs. Measured on 2 cores with other work running (load average ~5):
+#: 1.1 chunks/s spinning vs 5.8-7.3 passive; with the machine to itself the cost is small (see the
+#: benchmark notes in bench/embedder.py). Only effective before libgomp is first loaded.
+OMP_WAIT_POLICY = "PASSIVE"
+
+
+def _import_llama_cpp() -> Any:
+    if "llama_cpp" not in sys.modules and OMP_WAIT_POLICY:
+        os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
     try:
         import llama_cpp
     except ImportError:
         raise EmbeddingError(MISSING_EXTRA) from None
+    return llama_cpp
+
+
+def _acquire_model(path: Path, settings: LocalEmbeddingSettings) -> _SharedModel:
+    """The shared instance for (path, settings), loading it on first use. Runs on a worker thread."""
+    llama_cpp = _import_llama_cpp()
     n_threads = settings.n_threads or _available_cores()
     key = (str(path), os.path.getsize(path), os.path.getmtime(path), n_threads, settings.flash_attn)
     with _MODELS_LOCK:
@@ -253,6 +279,7 @@ def _release_model(shared: _SharedModel) -> None:
         if _MODELS.get(shared.key) is shared:
             del _MODELS[shared.key]
     with shared.lock:
+        shared.closed = True
         shared.llm.close()
 
 
@@ -264,6 +291,7 @@ def _tokenize(shared: _SharedModel, texts: Sequence[str]) -> list[list[int]]:
     out: list[list[int]] = []
     limit = shared.max_tokens
     with shared.lock:
+        shared.check_open()
         for text in texts:
             tokens = shared.llm.tokenize(text.encode("utf-8", "replace"), add_bos=True, special=False)
             if len(tokens) > limit:
@@ -283,6 +311,7 @@ def _decode(shared: _SharedModel, group: Sequence[Sequence[int]]) -> list[list[f
     llm = shared.llm
     vectors: list[list[float]] = []
     with shared.lock:
+        shared.check_open()
         batch = llm._batch
         ctx = llm._ctx
         batch.reset()
@@ -305,12 +334,17 @@ def _decode(shared: _SharedModel, group: Sequence[Sequence[int]]) -> list[list[f
 
 
 def _groups(shared: _SharedModel, seqs: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Indices of ``seqs`` packed into decode calls (token and sequence budget), in input order."""
+    """Indices of ``seqs`` packed into decode calls, in input order.
+
+    A group holds up to ``DECODE_BATCH_TOKENS`` tokens and ``n_seq_max`` texts; a longer text (at most
+    ``max_tokens`` <= ``n_batch``) goes alone.
+    """
+    budget = min(DECODE_BATCH_TOKENS, shared.n_batch)
     groups: list[list[int]] = []
     current: list[int] = []
     used = 0
     for i, tokens in enumerate(seqs):
-        if current and (used + len(tokens) > shared.n_batch or len(current) >= shared.n_seq_max):
+        if current and (used + len(tokens) > budget or len(current) >= shared.n_seq_max):
             groups.append(current)
             current, used = [], 0
         current.append(i)

@@ -1,0 +1,315 @@
+"""Measurement plumbing for ``bench/perf.py``: results, statistics, settings, cached inputs, machine facts.
+
+Also the one seam the benchmark needs inside the engine: :func:`synthetic_documents` makes every
+``MemoryEngine`` opened inside it wrap its embedding provider in :class:`SyntheticVectors`, so a
+100k-chunk vector store can be built without hours of model time (the engine has no provider
+injection point, so ``memory_core.engine.open_provider`` is swapped for the duration).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import workspace_gen
+from memory_core import MemoryEngine, Settings, load_settings
+from memory_core import engine as engine_module
+from memory_core.db import driver
+from memory_core.embeddings.base import EmbeddingProvider
+from memory_core.embeddings.factory import ProviderChoice
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+DEFAULT_CACHE = REPO_ROOT / "bench" / ".cache"
+
+
+# Results ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Metric:
+    """One reported number, with its target when the issue sets one."""
+
+    section: str
+    name: str
+    value: float | None
+    unit: str
+    target: float | None = None
+    higher_is_better: bool = False
+    note: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """'pass', 'MISS', or '-' when there is no target (or no value)."""
+        if self.target is None or self.value is None:
+            return "-"
+        ok = self.value >= self.target if self.higher_is_better else self.value <= self.target
+        return "pass" if ok else "MISS"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "section": self.section, "name": self.name, "value": self.value, "unit": self.unit,
+            "target": self.target, "target_is_minimum": self.higher_is_better, "verdict": self.verdict,
+            "note": self.note, "detail": self.detail,
+        }  # fmt: skip
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, linearly interpolated."""
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo = math.floor(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summary(values: Sequence[float], digits: int = 4) -> dict[str, Any]:
+    """Median, p95, min, max and the raw runs, for the JSON detail of a metric."""
+    return {
+        "median": round(statistics.median(values), digits), "p95": round(percentile(values, 0.95), digits),
+        "min": round(min(values), digits), "max": round(max(values), digits), "n": len(values),
+        "runs": [round(v, digits) for v in values] if len(values) <= 20 else None,
+    }  # fmt: skip
+
+
+def format_table(metrics: Sequence[Metric]) -> str:
+    """The readable result table: metric, value, target, verdict."""
+    rows = [("metric", "value", "target", "result")]
+    for m in metrics:
+        value = "n/a" if m.value is None else f"{m.value:,.{_digits(m.value)}f} {m.unit}".rstrip()
+        target = "" if m.target is None else f"{'≥' if m.higher_is_better else '≤'} {m.target:g} {m.unit}".rstrip()
+        rows.append((f"{m.section}: {m.name}", value, target, m.verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _digits(value: float) -> int:
+    return 0 if abs(value) >= 1000 else 1 if abs(value) >= 10 else 2 if abs(value) >= 0.1 else 3
+
+
+# Settings and engines ---------------------------------------------------------------------------
+
+
+def isolate_environment(state_dir: Path) -> None:
+    """No MEMDEX_* variable, user config or user state of this machine shapes the numbers."""
+    for key in [k for k in os.environ if k.startswith("MEMDEX_")]:
+        del os.environ[key]
+    os.environ["XDG_CONFIG_HOME"] = str(state_dir / "config")
+    os.environ["XDG_STATE_HOME"] = str(state_dir / "state")
+    os.environ["HF_HUB_OFFLINE"] = "1"  # everything is local; never wait on the network
+
+
+def bench_settings(workspace: Path, index: Path, provider: str, model: Path, **overrides: Any) -> Settings:
+    """Settings for one benchmark engine: this workspace and index, this embedding provider."""
+    embedding: dict[str, Any] = {"provider": provider, "local": {"model": str(model)}}
+    return load_settings(workspace=workspace, index_path=index, embedding=embedding, **overrides)
+
+
+def fresh_index(path: Path) -> Path:
+    """``path`` with no index (and no WAL/SHM) left from an earlier run."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return path
+
+
+# Synthetic vectors --------------------------------------------------------------------------------
+
+
+def random_unit_vector(text: str, dims: int) -> list[float]:
+    """A deterministic pseudo-random unit vector for ``text`` (seeded by its SHA-256)."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+    v = np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
+    return (v / np.linalg.norm(v)).tolist()  # type: ignore[no-any-return]
+
+
+class SyntheticVectors:
+    """A started provider whose *document* vectors are random but deterministic (no model time).
+
+    Queries use ``query_vectors`` when the text is there (precomputed with the real model, so a
+    search can be timed without its embedding), else the real model. The fingerprint differs
+    from the real provider's, so synthetic vectors never pass for real ones.
+    """
+
+    def __init__(self, inner: EmbeddingProvider, query_vectors: Mapping[str, list[float]] | None = None) -> None:
+        self.inner = inner
+        self.query_vectors = dict(query_vectors or {})
+        self.id = inner.id
+        self.model = inner.model
+        self.fingerprint = f"synthetic-{inner.fingerprint}"
+        self.dims = inner.dims
+        self.max_input_tokens = inner.max_input_tokens
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def embed_query(self, text: str) -> list[float]:
+        cached = self.query_vectors.get(text)
+        return cached if cached is not None else await self.inner.embed_query(text)
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return [random_unit_vector(t, self.dims) for t in texts]
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@contextlib.contextmanager
+def synthetic_documents(query_vectors: Mapping[str, list[float]] | None = None) -> Iterator[None]:
+    """Every engine opened inside gets its provider wrapped in :class:`SyntheticVectors`."""
+    original = engine_module.open_provider
+
+    async def wrapped(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
+        choice = await original(settings, exclude)
+        if choice.provider is None:
+            return choice
+        return ProviderChoice(SyntheticVectors(choice.provider, query_vectors), choice.note)
+
+    engine_module.open_provider = wrapped  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine_module.open_provider = original  # type: ignore[assignment]
+
+
+# Cached inputs ------------------------------------------------------------------------------------
+
+
+def generator_version() -> str:
+    """Changes whenever the workspace generator does, so cached inputs are rebuilt."""
+    return hashlib.sha256(Path(workspace_gen.__file__).read_bytes()).hexdigest()[:10]
+
+
+def _cache_entry(cache_dir: Path, name: str) -> Path:
+    """``cache_dir/<name>-<generator version>``; entries of older generator versions are deleted."""
+    version = generator_version()
+    for stale in cache_dir.glob(f"{name}-*"):
+        if stale.name != f"{name}-{version}":
+            shutil.rmtree(stale, ignore_errors=True)
+    return cache_dir / f"{name}-{version}"
+
+
+def cached_workspace(cache_dir: Path, files: int, seed: int) -> Path:
+    """A generated ``files``-file workspace, written once and reused (callers must not modify it)."""
+    root = _cache_entry(cache_dir, f"ws-{files}f-s{seed}")
+    marker = root / ".complete"
+    if not marker.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        workspace_gen.write_workspace(root, files=files, seed=seed)
+        marker.write_text("ok\n")
+    return root
+
+
+@dataclass(frozen=True)
+class Store:
+    """A cached keyword + vector index over a generated workspace."""
+
+    workspace: Path
+    index: Path
+    files: int
+    chunks: int
+
+
+async def cached_store(cache_dir: Path, chunks: int, seed: int, model: Path) -> tuple[Store, float | None]:
+    """A workspace of about ``chunks`` chunks, indexed with synthetic vectors of the model's size.
+
+    Built once (the seconds it took are returned; None when it came from the cache). The vectors
+    go through the engine's own write path, so the index looks like a real one, embedding cache
+    included; only the numbers in the vectors are random.
+    """
+    root = _cache_entry(cache_dir, f"store-{chunks}c-s{seed}")
+    workspace, index, marker = root / "workspace", root / "index.sqlite", root / "store.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        return Store(workspace, index, info["files"], info["chunks"]), None
+    shutil.rmtree(root, ignore_errors=True)
+    generated = workspace_gen.write_workspace(workspace, chunks=chunks, seed=seed)
+    with synthetic_documents():
+        async with MemoryEngine(bench_settings(workspace, index, "local", model), background_sync=False) as engine:
+            report = await engine.sync()
+            status = await engine.status()
+            if status.mode != "hybrid":
+                raise RuntimeError(f"the synthetic store at {index} has no vectors: {status.note}")
+    marker.write_text(json.dumps({"files": status.files, "chunks": status.chunks, "generated": generated.files}))
+    return Store(workspace, index, status.files, status.chunks), report.seconds
+
+
+# Machine facts ----------------------------------------------------------------------------------
+
+
+def machine_info() -> dict[str, Any]:
+    """Cores, RAM, load, versions: what the numbers were measured on."""
+    drv = driver()
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 0
+    return {
+        "cores": cores,
+        "ram_gb": round(_meminfo_kb("MemTotal") / 1024**2, 1),
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": f"{drv.sqlite_version} ({drv.name})",
+        "sqlite_vec": drv.vec_version or f"unavailable: {drv.vec_error}",
+        "llama_cpp_python": _version("llama_cpp_python"),
+        "mcp": _version("mcp"),
+        "memdex_commit": _git("rev-parse", "--short", "HEAD"),
+        "memdex_dirty_files": len((_git("status", "--porcelain") or "").splitlines()),
+    }
+
+
+def _meminfo_kb(key: str) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def rss_mb() -> float:
+    """This process's resident set now, in MB (Linux /proc; 0 elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far, in MB (``ru_maxrss``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

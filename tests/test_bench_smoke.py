@@ -1,0 +1,51 @@
+"""The benchmark scripts still run: bench/perf.py end to end on a tiny input (``--tiny``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
+
+
+@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+def test_perf_runs_every_section_on_a_tiny_input(tmp_path: Path) -> None:
+    """``perf.py --tiny`` exits 0, prints every section and its table, and writes a metric per section."""
+    out = tmp_path / "perf.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "perf.py"), "--tiny", "--model", str(MODEL),
+         "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for section in SECTIONS:
+        assert f"== {section} ==" in proc.stdout
+    assert "metric" in proc.stdout and "target" in proc.stdout
+    result = json.loads(out.read_text())
+    assert {m["section"] for m in result["metrics"]} == set(SECTIONS)
+    assert all(m["value"] is not None for m in result["metrics"])
+    assert result["machine"]["cores"] >= 1
+
+
+def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
+    """``quality.py locomo`` builds one conversation's workspace, searches it and prints the headline row."""
+    eval_dir = REPO_ROOT.parent / "shared" / "eval"
+    if not (eval_dir / "locomo" / "locomo10.json").is_file():
+        pytest.skip("needs ../shared/eval")
+    out = tmp_path / "quality.json"
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "quality.py"), "locomo", "--limit-conversations", "1",
+         "--mode", "keyword", "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "headline (1-4)" in result.stdout
+    assert out.is_file() and out.stat().st_size > 0
