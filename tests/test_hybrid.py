@@ -253,3 +253,48 @@ async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
         status = await engine.status()
     assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
     assert status.note is None
+
+
+def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Path) -> None:
+    """Pruning keeps the entries used most recently, not the ones written most recently."""
+    import time as _time
+
+    from memory_core import store
+
+    conn = store.open_index(tmp_path / "cache.sqlite")
+    key = store.CacheKey("local", "m", "f")
+    try:
+        for name in ("a", "b", "c", "d"):
+            store.cache_vectors(conn, key, {name: [1.0, 0.0]})
+            _time.sleep(0.01)
+        _time.sleep(0.01)
+        assert set(store.cached_vectors(conn, key, ["a"])) == {"a"}  # 'a' is now the most recently used
+        assert store.prune_cache(conn, 2) == 2
+        assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"])) == {"a", "d"}
+        assert store.cache_size(conn) == 2
+    finally:
+        conn.close()
+
+
+async def test_a_slow_query_embedding_answers_with_keywords_in_time(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query vector slower than embedding.query_timeout: keyword results and a warning, no waiting it out."""
+    import anyio
+
+    class Slow(Instrumented):
+        async def embed_query(self, text: str) -> list[float]:
+            await anyio.sleep(30)
+            return await super().embed_query(text)
+
+    _use(monkeypatch, Slow)
+    settings = load_settings(
+        workspace=notes, index_path=index_path, timezone="UTC",
+        embedding={"provider": "local", "local": {"model": str(MODEL)}, "query_timeout": 0.3},
+    )
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        await engine.sync()
+        with anyio.fail_after(5):
+            answer = await engine.search("lentil soup")
+    assert answer.mode == "keyword" and answer.results[0].path == "memory/2026-01-12.md"
+    assert "took over 0.3s" in (answer.warning or "")
