@@ -21,8 +21,10 @@ import contextlib
 import logging
 import os
 import re
+import socket
 import sys
 import threading
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -440,6 +442,8 @@ class LocalProvider:
             cached = huggingface_hub.try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir)
             if isinstance(cached, str) and os.path.isfile(cached):
                 return cached  # no network round trip when the file is already here
+            # Offline, the hub client retries a failed name lookup with growing pauses; ask once, fail fast.
+            socket.getaddrinfo(urllib.parse.urlparse(huggingface_hub.constants.ENDPOINT).hostname, 443)
             log.info("downloading %s once (later starts use the cached copy)", uri)
             return huggingface_hub.hf_hub_download(repo_id, filename, cache_dir=cache_dir)
 
