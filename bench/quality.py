@@ -283,8 +283,8 @@ def format_turn(turn: dict[str, Any]) -> str:
     return line
 
 
-def locomo_workspace(sample: dict[str, Any]) -> tuple[dict[str, str], dict[str, Unit]]:
-    """One conversation's daily logs (``memory/YYYY-MM-DD.md``) and the (file, line) of every turn."""
+def locomo_workspace(sample: dict[str, Any], folder: str = "memory") -> tuple[dict[str, str], dict[str, Unit]]:
+    """One conversation's daily logs (``<folder>/YYYY-MM-DD.md``) and the (file, line) of every turn."""
     conv = sample["conversation"]
     sessions = sorted(
         (int(m[1]), turns)
@@ -295,7 +295,7 @@ def locomo_workspace(sample: dict[str, Any]) -> tuple[dict[str, str], dict[str, 
     where: dict[str, Unit] = {}
     for number, turns in sessions:
         day = parse_locomo_date(conv[f"session_{number}_date_time"]).isoformat()
-        path = f"memory/{day}.md"
+        path = f"{folder}/{day}.md"
         if path in files:
             raise ValueError(f"{sample['sample_id']}: two sessions on {day}")
         lines = [f"# {day}"]
@@ -306,15 +306,19 @@ def locomo_workspace(sample: dict[str, Any]) -> tuple[dict[str, str], dict[str, 
     return files, where
 
 
-def load_locomo(eval_dir: Path, limit: int | None = None) -> Suite:
-    """LoCoMo as in the README: one workspace per conversation, evidence turns as relevant lines."""
+def load_locomo(eval_dir: Path, limit: int | None = None, pooled: bool = False) -> Suite:
+    """LoCoMo as in the README: one workspace per conversation, evidence turns as relevant lines.
+
+    ``pooled`` is the README's harder variant: every conversation in one workspace
+    (``memory/<conversation>/YYYY-MM-DD.md``), so each question competes with all ten chats.
+    """
     samples = json.loads((eval_dir / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     workspaces: list[BenchWorkspace] = []
     dropped_ids: list[str] = []
     dropped_questions: list[str] = []
     for sample in samples[:limit]:
         sid = sample["sample_id"]
-        files, where = locomo_workspace(sample)
+        files, where = locomo_workspace(sample, f"memory/{sid}" if pooled else "memory")
         queries: list[Query] = []
         for index, qa in enumerate(sample["qa"]):
             qid = f"{sid}/{index}"
@@ -326,10 +330,13 @@ def load_locomo(eval_dir: Path, limit: int | None = None) -> Suite:
                 continue
             queries.append(Query(qid, str(qa["question"]), str(qa["category"]), units))
         workspaces.append(BenchWorkspace(sid, files, queries))
+    if pooled:
+        files = {path: text for ws in workspaces for path, text in ws.files.items()}
+        workspaces = [BenchWorkspace("pooled", files, [q for ws in workspaces for q in ws.queries])]
     groups = {str(c): f"{c} {name}" for c, name in LOCOMO_CATEGORIES.items()}
     headline = "headline (1-4)"
     return Suite(
-        name="locomo",
+        name="locomo-pooled" if pooled else "locomo",
         workspaces=workspaces,
         level="chunk",
         metrics=tuple(METRICS),
@@ -797,7 +804,8 @@ def _dataset_parsers(sub: Any, common: argparse.ArgumentParser) -> Iterator[tupl
     """Register one subcommand per dataset; yield its name and loader."""
     locomo = sub.add_parser("locomo", parents=[common], help="LoCoMo: one workspace per conversation")
     locomo.add_argument("--limit-conversations", type=int, metavar="N", help="only the first N conversations")
-    yield "locomo", lambda args: load_locomo(args.eval_dir, args.limit_conversations)
+    locomo.add_argument("--pooled", action="store_true", help="all conversations in one workspace (harder)")
+    yield "locomo", lambda args: load_locomo(args.eval_dir, args.limit_conversations, args.pooled)
     collections: dict[str, tuple[str, Callable[[Path, int | None], Suite]]] = {
         "scifact": ("BEIR SciFact test split: 5,183 abstracts, 300 queries", load_scifact),
         "cisi": ("CISI: 1,460 documents, 76 judged queries", load_cisi),
