@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI
 
 from memory_core import MemoryEngine, load_settings
 
@@ -64,3 +65,11 @@ def make_engine(workspace: Path, index_path: Path) -> Callable[..., MemoryEngine
         return MemoryEngine(load_settings(**overrides), background_sync=background_sync)
 
     return make
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    """A scripted OpenAI-compatible server on a loopback port (tests/fake_openai.py)."""
+    server = FakeOpenAI()
+    yield server
+    server.close()

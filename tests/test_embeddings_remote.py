@@ -27,6 +27,7 @@ from memory_core.embeddings.base import l2_normalize
 from memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
 from memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 
+from helpers import free_port, stop_process
 from fake_openai import FakeOpenAI, Reply, fake_vector
 
 MakeProvider = Callable[..., Awaitable[OpenAIProvider]]
@@ -47,19 +48,6 @@ def listing(*embeddings: Any, indexes: list[int] | None = None) -> dict[str, Any
     """An /embeddings response body holding ``embeddings``, indexed 0, 1, ... unless ``indexes`` says."""
     numbers = indexes if indexes is not None else range(len(embeddings))
     return {"data": [{"index": i, "embedding": e} for i, e in zip(numbers, embeddings, strict=True)]}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -496,12 +484,7 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @pytest.fixture

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,10 @@ import pytest
 from memory_core import MemoryEngine, load_settings
 
 from fake_openai import FakeOpenAI, Reply
+from helpers import free_port
 from test_hybrid import MODEL, NOTES
 
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -42,10 +35,7 @@ def _settings(workspace: Path, index: Path, base_url: str) -> object:
 
 
 def _dead_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"  # nothing listens here once the socket is closed
+    return f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
 
 
 async def test_a_primary_that_cannot_start_gives_way_to_the_fallback(notes: Path, index_path: Path) -> None:

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from helpers import eventually
 
 from memory_core import MemoryEngine, PathError
 from memory_core import indexer as indexer_module
 from memory_core.reader import MAX_LINES
 from memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
 
-DEADLINE = 10.0
 
 Engine = Callable[..., MemoryEngine]
 
@@ -63,14 +62,6 @@ def with_sessions(make_engine: Engine, sessions_dir: Path) -> Engine:
 
 async def search(engine: MemoryEngine, query: str) -> list[tuple[str, str]]:
     return [(hit.path, hit.source) for hit in (await engine.search(query)).results]
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = DEADLINE) -> None:
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        await anyio.sleep(0.05)
 
 
 def append(path: Path, *lines: str) -> None:

@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from helpers import free_port, stop_process
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 TOKEN = "s3cret-token"
@@ -29,12 +30,6 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
@@ -59,7 +54,7 @@ def notes(tmp_path: Path) -> Path:
 
 
 def _run_http_server(tmp_path: Path, workspace: Path, transport: str, *extra: str) -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, *_server_args(workspace, "--transport", transport, "--port", str(port), *extra)],
         env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -68,12 +63,7 @@ def _run_http_server(tmp_path: Path, workspace: Path, transport: str, *extra: st
         _wait_for_port(port, proc)
         yield port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @pytest.fixture

@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from helpers import eventually
+
 from memory_core import MemoryEngine
 from memory_core import watcher as watcher_module
-
-DEADLINE = 10.0  # generous: the debounce is 300 ms here, but CI machines are noisy
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = DEADLINE) -> float:
-    """Poll ``check`` until it is true; returns the seconds it took."""
-    started = time.monotonic()
-    while not await check():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        await anyio.sleep(0.05)
-    return time.monotonic() - started
-
 
 async def paths_for(engine: MemoryEngine, query: str) -> list[str]:
     return [hit.path for hit in (await engine.search(query)).results]
