@@ -529,14 +529,31 @@ class MemoryEngine:
         status = await self.status()
         candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
         fts_query = build_fts_query(text)
-        keyword_rows = await self._read(store.keyword_search, fts_query, candidates) if fts_query else []
         warnings = []
         if status.state in ("starting", "indexing"):
             warnings.append(
                 f"the index is still being built ({status.files_done}/{status.files_total} files); "
                 "results may be incomplete, search again shortly"
             )
-        vector = await self._query_vector(text, warnings) if self.vectors_ready else None
+        keyword_rows: list[store.ChunkRow] = []
+        vector: list[float] | None = None
+        vector_rows: list[store.ChunkRow] = []
+
+        async def keyword_side() -> None:
+            nonlocal keyword_rows
+            if fts_query:
+                keyword_rows = await self._read(store.keyword_search, fts_query, candidates)
+
+        async def vector_side() -> None:
+            nonlocal vector, vector_rows
+            vector = await self._query_vector(text, warnings)
+            if vector is not None:
+                vector_rows = await self._read(store.vector_search, vector, candidates)
+
+        async with anyio.create_task_group() as tg:  # the two sides run side by side
+            tg.start_soon(keyword_side)
+            if self.vectors_ready:
+                tg.start_soon(vector_side)
         terms = query_terms(text)
         if vector is None:
             if fts_query is None:
@@ -544,7 +561,6 @@ class MemoryEngine:
             hits = rank_keyword(keyword_rows, terms, limit, q, self.today())
             mode: Literal["hybrid", "keyword"] = "keyword"
         else:
-            vector_rows = await self._read(store.vector_search, vector, candidates)
             hits = rank_hybrid(keyword_rows, vector_rows, terms, limit, threshold, q, self.today())
             mode = "hybrid"
         provider = self._provider

@@ -9,6 +9,7 @@ Every term is double-quoted, so no input can be read as FTS5 syntax (``AND``, ``
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_TERMS = 64
 
@@ -47,6 +48,7 @@ def build_fts_query(text: str) -> str | None:
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 
+@lru_cache(maxsize=65_536)
 def _stem(term: str) -> str:
     """A crude English stem, enough to match 'backups' with 'backup' when counting coverage."""
     for suffix in _SUFFIXES:
@@ -59,7 +61,7 @@ def term_coverage(terms: list[str], text: str) -> float:
     """The fraction of ``terms`` (from :func:`query_terms`) that occur in ``text``."""
     if not terms:
         return 0.0
-    present = {_stem(match.group(0).lower()) for match in _TERM.finditer(text)}
+    present = set(map(_stem, _TERM.findall(text.lower())))
     return sum(1 for term in terms if _stem(term) in present) / len(terms)
 
 

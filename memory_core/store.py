@@ -334,13 +334,14 @@ def cache_size(conn: Any) -> int:
 def keyword_search_sql() -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
-    Ranking happens inside the FTS table (``ORDER BY rank LIMIT``) and only the winners are joined to
-    their text: joining first made SQLite fetch the text of every match (about 30 % slower at 100k chunks).
+    Ranking happens inside the FTS table and only the winners are joined to their text (joining first
+    made SQLite fetch the text of every match). ``bm25()`` is called directly: sorting on FTS5's hidden
+    ``rank`` column gives the same order but took twice as long at 100k chunks.
     """
     return (
-        "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.rank "
-        "FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f "
-        "JOIN chunks c ON c.id = f.rowid ORDER BY f.rank"
+        "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
+        "FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY score LIMIT ?) f JOIN chunks c ON c.id = f.rowid ORDER BY f.score"
     )
 
 
