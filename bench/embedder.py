@@ -21,7 +21,9 @@ medians, and the median of per-round ratios), query latency, and the cosine betw
 implementations' vectors for 20 texts (10 chunks, 10 short notes).
 
 ``--set NAME=VALUE`` overrides a tuning constant of ``memory_core.embeddings.local`` for the run
-(e.g. ``--set DECODE_BATCH_TOKENS=2048``); it is how the shipped values were chosen.
+(e.g. ``--set DECODE_BATCH_TOKENS=2048``, or ``--set GOMP_SPINCOUNT=`` for libgomp's default spin);
+it is how the shipped values were chosen. To see behaviour on a busy machine, run it next to a CPU
+burner (``python -c "while True: pass" &``).
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/embedder.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from memory_core.chunking import chunk_markdown  # noqa: E402
-from memory_core.config import LocalEmbeddingSettings  # noqa: E402
-from memory_core.embeddings import local as local_module  # noqa: E402
-from memory_core.embeddings.local import LocalProvider  # noqa: E402
+from memory_core.chunking import chunk_markdown
+from memory_core.config import LocalEmbeddingSettings
+from memory_core.embeddings import local as local_module
+from memory_core.embeddings.local import LocalProvider
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
@@ -153,7 +155,10 @@ def _worker(kind: str, args: argparse.Namespace) -> int:
                 reply: dict[str, Any] = {"tokens": embedder.token_counts(request["texts"])}
             else:
                 seconds, vectors = embedder.embed(request["op"], request["texts"])
-                reply = {"seconds": seconds, "vectors": vectors if request.get("vectors") else None}
+                reply = {
+                    "seconds": seconds,
+                    "vectors": vectors if request.get("vectors") else None,
+                }
             proto.write(json.dumps(reply) + "\n")
             proto.flush()
     finally:
@@ -174,7 +179,9 @@ class _LocalWorker:
         self.portal = self._portal_cm.__enter__()
         t0 = time.perf_counter()
         settings = LocalEmbeddingSettings(
-            model=str(args.model), n_threads=args.threads, flash_attn=not args.no_flash_attn
+            model=str(args.model),
+            n_threads=args.threads,
+            flash_attn=not args.no_flash_attn,
         )
         self.provider = LocalProvider(settings)
         self.portal.call(self.provider.start)
@@ -237,7 +244,10 @@ class _SentenceTransformersWorker:
     def embed(self, op: str, texts: list[str]) -> tuple[float, list[list[float]]]:
         start = time.perf_counter()
         vectors = self.model.encode(
-            texts, batch_size=ST_BATCH, normalize_embeddings=True, show_progress_bar=False
+            texts,
+            batch_size=ST_BATCH,
+            normalize_embeddings=True,
+            show_progress_bar=False,
         )
         return time.perf_counter() - start, vectors.tolist()
 
@@ -251,7 +261,13 @@ class Worker:
     def __init__(self, kind: str, argv: list[str]) -> None:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, *argv]
         self.kind = kind
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
         self.info = self._read()["ready"]
 
     def _read(self) -> dict[str, Any]:
@@ -301,14 +317,20 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
     token_counts = local.request("tokens", chunks)["tokens"]
     st_tokens = st.request("tokens", chunks)["tokens"]
     li, si = local.info, st.info
-    print(f"{len(chunks)} {args.source} chunks, tokens min/median/max "
-          f"{min(token_counts)}/{statistics.median(token_counts):.0f}/{max(token_counts)}"
-          f"{'' if token_counts == st_tokens else ' (tokenisers DISAGREE)'}")  # fmt: skip
-    print(f"local: llama.cpp, {li['decode_batch_tokens']} tokens and up to {li['max_sequences_per_decode']} texts "
-          f"per decode, {li['n_threads']} threads, flash_attn {li['flash_attn']}, {li['pooling']} pooling, "
-          f"load {li['load_s']:.2f}s{', overrides ' + ' '.join(li['overrides']) if li['overrides'] else ''}")
-    print(f"ST:    torch {si['torch']}, {si['torch_threads']} threads, batch {si['batch_size']}, "
-          f"max_seq_length {si['max_seq_length']}, load {si['load_s']:.1f}s")  # fmt: skip
+    print(
+        f"{len(chunks)} {args.source} chunks, tokens min/median/max "
+        f"{min(token_counts)}/{statistics.median(token_counts):.0f}/{max(token_counts)}"
+        f"{'' if token_counts == st_tokens else ' (tokenisers DISAGREE)'}"
+    )
+    print(
+        f"local: llama.cpp, {li['decode_batch_tokens']} tokens and up to {li['max_sequences_per_decode']} texts "
+        f"per decode, {li['n_threads']} threads, flash_attn {li['flash_attn']}, {li['pooling']} pooling, "
+        f"load {li['load_s']:.2f}s{', overrides ' + ' '.join(li['overrides']) if li['overrides'] else ''}"
+    )
+    print(
+        f"ST:    torch {si['torch']}, {si['torch_threads']} threads, batch {si['batch_size']}, "
+        f"max_seq_length {si['max_seq_length']}, load {si['load_s']:.1f}s"
+    )
 
     # Agreement first (also warms both up).
     texts20 = chunks[:10] + SHORT_TEXTS
@@ -324,34 +346,65 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
         for worker in order:
             rate = len(chunks) / worker.request("batch", chunks)["seconds"]
             (local_rates if worker is local else st_rates).append(rate)
-        print(f"  round {rep + 1}/{args.reps}: local {local_rates[-1]:6.2f}  ST {st_rates[-1]:6.2f} chunks/s", flush=True)
+        print(
+            f"  round {rep + 1}/{args.reps}: local {local_rates[-1]:6.2f}  ST {st_rates[-1]:6.2f} chunks/s",
+            flush=True,
+        )
 
     query = "what did Caroline say about the support group?"
     local_q = [local.request("query", [query])["seconds"] for _ in range(21)]
     st_q = [st.request("query", [query])["seconds"] for _ in range(21)]
 
-    local_median, st_median = statistics.median(local_rates), statistics.median(st_rates)
+    local_median, st_median = (
+        statistics.median(local_rates),
+        statistics.median(st_rates),
+    )
     pair_ratios = [a / b for a, b in zip(local_rates, st_rates, strict=True)]
     result = {
         "source": args.source,
         "chunks": len(chunks),
-        "tokens": {"min": min(token_counts), "median": statistics.median(token_counts), "max": max(token_counts)},
-        "local": {**li, "model": str(args.model), "chunks_per_s": local_rates, "median": local_median,
-                  "query_ms_median": 1000 * statistics.median(local_q)},  # fmt: skip
-        "sentence_transformers": {**si, "chunks_per_s": st_rates, "median": st_median,
-                                  "query_ms_median": 1000 * statistics.median(st_q)},  # fmt: skip
+        "tokens": {
+            "min": min(token_counts),
+            "median": statistics.median(token_counts),
+            "max": max(token_counts),
+        },
+        "local": {
+            **li,
+            "model": str(args.model),
+            "chunks_per_s": local_rates,
+            "median": local_median,
+            "query_ms_median": 1000 * statistics.median(local_q),
+        },
+        "sentence_transformers": {
+            **si,
+            "chunks_per_s": st_rates,
+            "median": st_median,
+            "query_ms_median": 1000 * statistics.median(st_q),
+        },
         "ratio_of_medians": local_median / st_median,
         "median_round_ratio": statistics.median(pair_ratios),
-        "cosine_local_vs_st": {"texts": len(cosines), "min": min(cosines), "mean": statistics.fmean(cosines)},
+        "cosine_local_vs_st": {
+            "texts": len(cosines),
+            "min": min(cosines),
+            "mean": statistics.fmean(cosines),
+        },
         "local_norms": {"min": min(norms), "max": max(norms)},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
     }
     print()
     print(f"local (llama.cpp)      {local_median:7.2f} chunks/s   query {result['local']['query_ms_median']:5.1f} ms")
-    print(f"sentence-transformers  {st_median:7.2f} chunks/s   query "
-          f"{result['sentence_transformers']['query_ms_median']:5.1f} ms")  # fmt: skip
-    print(f"ratio local/ST         {result['ratio_of_medians']:7.2f} (of medians); "
-          f"{result['median_round_ratio']:.2f} (median of per-round ratios)")  # fmt: skip
+    print(
+        f"sentence-transformers  {st_median:7.2f} chunks/s   query "
+        f"{result['sentence_transformers']['query_ms_median']:5.1f} ms"
+    )
+    print(
+        f"ratio local/ST         {result['ratio_of_medians']:7.2f} (of medians); "
+        f"{result['median_round_ratio']:.2f} (median of per-round ratios)"
+    )
     print(f"cosine local vs ST, {len(cosines)} texts: min {min(cosines):.6f}, mean {statistics.fmean(cosines):.6f}")
     return result
 
@@ -362,10 +415,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=7, help="timed rounds of each embedder (default 7)")
     parser.add_argument("--source", choices=["locomo", "scifact"], default="locomo")
     parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="the GGUF file for LocalProvider")
+    parser.add_argument(
+        "--model",
+        type=Path,
+        default=DEFAULT_MODEL,
+        help="the GGUF file for LocalProvider",
+    )
     parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0 = all cores)")
     parser.add_argument("--no-flash-attn", action="store_true")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a tuning constant")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a tuning constant",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--worker", choices=["local", "st"], help=argparse.SUPPRESS)  # internal
     args = parser.parse_args(argv)

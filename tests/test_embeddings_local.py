@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -70,10 +71,15 @@ async def test_vectors_are_unit_length(provider: LocalProvider) -> None:
 
 
 @needs_model
-async def test_paraphrase_without_shared_keywords_is_found(provider: LocalProvider) -> None:
+async def test_paraphrase_without_shared_keywords_is_found(
+    provider: LocalProvider,
+) -> None:
     query = await provider.embed_query("that database thing we picked")
     right, unrelated = await provider.embed_batch(
-        ["We chose PostgreSQL for storage", "My sister's birthday party is on Saturday at the lake"]
+        [
+            "We chose PostgreSQL for storage",
+            "My sister's birthday party is on Saturday at the lake",
+        ]
     )
     assert cosine(query, right) > cosine(query, unrelated) + 0.2
 
@@ -153,7 +159,10 @@ async def test_concurrent_calls_complete_and_agree(provider: LocalProvider) -> N
 
 @needs_model
 async def test_same_settings_share_one_instance() -> None:
-    first, second = LocalProvider(settings()), LocalProvider(settings(), query_prefix="q: ")
+    first, second = (
+        LocalProvider(settings()),
+        LocalProvider(settings(), query_prefix="q: "),
+    )
     different = LocalProvider(settings(flash_attn=False))
     await first.start()
     await second.start()
@@ -164,13 +173,38 @@ async def test_same_settings_share_one_instance() -> None:
         assert different._shared is not None and different._shared.llm is not first._shared.llm
         # flash attention changes speed, not vectors.
         text = "flash attention should not change the embedding"
-        (a,), (b,) = await first.embed_batch([text]), await different.embed_batch([text])
+        (a,), (b,) = (
+            await first.embed_batch([text]),
+            await different.embed_batch([text]),
+        )
         assert cosine(a, b) > 0.9999
     finally:
         await first.aclose()
         await second.aclose()
         await different.aclose()
     assert not any(key[0] == str(MODEL) for key in local_module._MODELS)  # the last user freed it
+
+
+@needs_model
+async def test_loading_leaves_stdout_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama-cpp-python's verbose=False points fds 1/2 at /dev/null while loading; stdio MCP would lose data."""
+    redirected: list[int] = []
+    real_dup2 = os.dup2
+
+    def spy(fd: int, fd2: int, inheritable: bool = True) -> int:
+        redirected.append(fd2)
+        return real_dup2(fd, fd2, inheritable)
+
+    monkeypatch.setattr(os, "dup2", spy)
+    stdout = sys.stdout
+    p = LocalProvider(settings(n_threads=1))  # its own instance: a real load happens here
+    await p.start()
+    try:
+        assert redirected == []
+        assert sys.stdout is stdout
+        assert p.dims == 384
+    finally:
+        await p.aclose()
 
 
 @needs_model
@@ -185,7 +219,14 @@ async def test_close_then_use_fails_clearly() -> None:
 
 def test_grouping_packs_short_texts_and_isolates_long_ones() -> None:
     shared = local_module._SharedModel(
-        key=(), llm=None, dims=384, max_tokens=512, n_batch=512, n_seq_max=4, pooling="mean", eos=102
+        key=(),
+        llm=None,
+        dims=384,
+        max_tokens=512,
+        n_batch=512,
+        n_seq_max=4,
+        pooling="mean",
+        eos=102,
     )
     seqs = [[0] * n for n in (100, 100, 100, 300, 512, 10, 10, 10, 10, 10, 2)]
     groups = local_module._groups(shared, seqs)
@@ -227,9 +268,15 @@ async def test_undownloadable_hf_model(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # fail at once instead of ~20 s of retries offline
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # the variable is read at import time
     p = LocalProvider(
-        LocalEmbeddingSettings(model="hf:nobody-here/no-such-repo-GGUF/model.gguf", cache_dir=tmp_path / "hf")
+        LocalEmbeddingSettings(
+            model="hf:nobody-here/no-such-repo-GGUF/model.gguf",
+            cache_dir=tmp_path / "hf",
+        )
     )
-    with anyio.fail_after(30), pytest.raises(EmbeddingError, match=r"could not download.*local \.gguf|local path"):
+    with (
+        anyio.fail_after(30),
+        pytest.raises(EmbeddingError, match=r"could not download.*local \.gguf|local path"),
+    ):
         await p.start()
 
 
@@ -262,7 +309,10 @@ def test_known_prefix_table() -> None:
         "search_query: ",
         "search_document: ",
     )
-    assert known_prefixes("/models/multilingual-e5-small-q8_0.gguf") == ("query: ", "passage: ")
+    assert known_prefixes("/models/multilingual-e5-small-q8_0.gguf") == (
+        "query: ",
+        "passage: ",
+    )
     assert known_prefixes("/models/e5-base-v2.gguf") == ("query: ", "passage: ")
     assert known_prefixes("hf:CompendiumLabs/bge-small-en-v1.5-gguf/bge-small-en-v1.5-q8_0.gguf") == ("", "")
     assert known_prefixes(str(MODEL)) == ("", "")
@@ -272,7 +322,10 @@ def test_known_prefix_table() -> None:
 def test_prefixes_default_override_and_fingerprint() -> None:
     gemma = LocalEmbeddingSettings(model=DEFAULT_LOCAL_MODEL)
     default = LocalProvider(gemma)
-    assert (default.query_prefix, default.document_prefix) == (GEMMA_QUERY, GEMMA_DOCUMENT)
+    assert (default.query_prefix, default.document_prefix) == (
+        GEMMA_QUERY,
+        GEMMA_DOCUMENT,
+    )
     disabled = LocalProvider(gemma, query_prefix="", document_prefix="")
     assert (disabled.query_prefix, disabled.document_prefix) == ("", "")
     custom = LocalProvider(gemma, query_prefix="q: ")
@@ -280,7 +333,11 @@ def test_prefixes_default_override_and_fingerprint() -> None:
     prints = {default.fingerprint, disabled.fingerprint, custom.fingerprint}
     assert len(prints) == 3
     assert LocalProvider(gemma).fingerprint == default.fingerprint  # stable
-    other_model = LocalProvider(LocalEmbeddingSettings(model="/models/x.gguf"), query_prefix="", document_prefix="")
+    other_model = LocalProvider(
+        LocalEmbeddingSettings(model="/models/x.gguf"),
+        query_prefix="",
+        document_prefix="",
+    )
     assert other_model.fingerprint != disabled.fingerprint
 
 
@@ -308,7 +365,13 @@ async def test_prefixes_are_applied() -> None:
     await prefixed.start()
     try:
         text = "we moved the meeting to Thursday"
-        assert cosine(await prefixed.embed_query(text), (await plain.embed_batch(["search_query: " + text]))[0]) > 0.9999
+        assert (
+            cosine(
+                await prefixed.embed_query(text),
+                (await plain.embed_batch(["search_query: " + text]))[0],
+            )
+            > 0.9999
+        )
         (doc,) = await prefixed.embed_batch([text])
         assert cosine(doc, (await plain.embed_batch(["search_document: " + text]))[0]) > 0.9999
         assert cosine(doc, (await plain.embed_batch([text]))[0]) < 0.999

@@ -13,6 +13,13 @@
   stores no pooling gets mean pooling) and L2-normalised here: llama.cpp does not normalise.
 * Query/document prefixes: an explicit string wins ("" = none); ``None`` means the model's known
   prefix from :data:`KNOWN_PREFIXES`, matched on the model name.
+* Throughput (tuned with ``bench/embedder.py``): one context of ``max(512, input limit)`` tokens,
+  short texts packed up to 512 tokens per decode, flash attention on, all cores, and a short
+  OpenMP spin (:data:`GOMP_SPINCOUNT`) so a busy machine does not stall llama.cpp's threads.
+* ``fingerprint`` covers the model name and prefixes from the start; :meth:`LocalProvider.start`
+  adds the model file's size, the pooling and the dimensions.
+* Loading never redirects the process's stdout/stderr (llama-cpp-python's ``verbose=False`` does,
+  which would swallow stdio MCP traffic); llama.cpp's log goes to Python logging instead.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 
@@ -141,7 +148,7 @@ class _NoRedirect:
     def __init__(self, disable: bool = True) -> None:
         pass
 
-    def __enter__(self) -> _NoRedirect:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -159,15 +166,16 @@ def _no_fd_redirect() -> Iterator[None]:
     import llama_cpp._internals as internals
     import llama_cpp.llama as llama_module
 
-    modules = [m for m in (internals, llama_module) if hasattr(m, "suppress_stdout_stderr")]
-    saved = [m.suppress_stdout_stderr for m in modules]
+    name = "suppress_stdout_stderr"
+    modules: list[Any] = [m for m in (internals, llama_module) if hasattr(m, name)]
+    saved = [getattr(m, name) for m in modules]
     for m in modules:
-        m.suppress_stdout_stderr = _NoRedirect
+        setattr(m, name, _NoRedirect)
     try:
         yield
     finally:
         for m, original in zip(modules, saved, strict=True):
-            m.suppress_stdout_stderr = original
+            setattr(m, name, original)
 
 
 def _probe(llama_cpp: Any, path: Path) -> tuple[int, int | None]:
@@ -193,18 +201,21 @@ def _probe(llama_cpp: Any, path: Path) -> tuple[int, int | None]:
         llama_cpp.llama_model_free(model)
 
 
-#: OpenMP wait policy set for llama.cpp unless the environment already has one. llama.cpp's CPU
-#: backend (built with OpenMP) puts a barrier after every graph node; by default waiting threads
-#: spin, and when another process wants the same cores a spinning thread burns the time slice the
-#: thread it waits for needs. Measured on 2 cores with other work running (load average ~5):
-#: 1.1 chunks/s spinning vs 5.8-7.3 passive; with the machine to itself the cost is small (see the
-#: benchmark notes in bench/embedder.py). Only effective before libgomp is first loaded.
-OMP_WAIT_POLICY = "PASSIVE"
+#: How long (libgomp spin iterations) a llama.cpp thread busy-waits at a barrier before sleeping;
+#: set as ``GOMP_SPINCOUNT`` unless the environment already sets it or ``OMP_WAIT_POLICY``.
+#: llama.cpp's CPU backend (OpenMP build) puts a barrier after every graph node, and libgomp's
+#: default spin (300,000) burns the time slice a descheduled peer thread needs whenever another
+#: process wants the same cores. Measured with bench-style runs on this 2-core machine
+#: (16 LoCoMo chunks, chunks/s, median): idle machine 15.5 default / 15.4 at 1,000 / 14.2 passive;
+#: one busy process alongside 5.2 / 7.8 / 8.1; two 4.5 / 7.3 / 5.5. Only effective before libgomp
+#: is loaded (the first ``import llama_cpp``); "" leaves the environment alone.
+GOMP_SPINCOUNT = "1000"
 
 
 def _import_llama_cpp() -> Any:
-    if "llama_cpp" not in sys.modules and OMP_WAIT_POLICY:
-        os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
+    untouched = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
+    if GOMP_SPINCOUNT and untouched and "llama_cpp" not in sys.modules:
+        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
     try:
         import llama_cpp
     except ImportError:
@@ -216,7 +227,13 @@ def _acquire_model(path: Path, settings: LocalEmbeddingSettings) -> _SharedModel
     """The shared instance for (path, settings), loading it on first use. Runs on a worker thread."""
     llama_cpp = _import_llama_cpp()
     n_threads = settings.n_threads or _available_cores()
-    key = (str(path), os.path.getsize(path), os.path.getmtime(path), n_threads, settings.flash_attn)
+    key = (
+        str(path),
+        os.path.getsize(path),
+        os.path.getmtime(path),
+        n_threads,
+        settings.flash_attn,
+    )
     with _MODELS_LOCK:
         shared = _MODELS.get(key)
         if shared is None:
@@ -258,8 +275,13 @@ def _load(llama_cpp: Any, path: Path, key: tuple[Any, ...], n_threads: int, flas
     eos = int(llm.token_eos()) if llm._model.add_eos_token() else None
     log.info(
         "loaded %s: %d dims, %s pooling, inputs up to %d tokens, %d threads, flash_attn=%s",
-        path.name, llm.n_embd(), _POOLING_NAMES.get(actual, actual), max_tokens, n_threads, flash_attn,
-    )  # fmt: skip
+        path.name,
+        llm.n_embd(),
+        _POOLING_NAMES.get(actual, actual),
+        max_tokens,
+        n_threads,
+        flash_attn,
+    )
     return _SharedModel(
         key=key,
         llm=llm,
@@ -324,7 +346,10 @@ def _decode(shared: _SharedModel, group: Sequence[Sequence[int]]) -> list[list[f
             ctx.kv_cache_clear()
             ctx.decode(batch)
         except RuntimeError as exc:
-            raise EmbeddingError(f"llama.cpp failed to embed {len(group)} text(s): {exc}", retryable=False) from exc
+            raise EmbeddingError(
+                f"llama.cpp failed to embed {len(group)} text(s): {exc}",
+                retryable=False,
+            ) from exc
         finally:
             batch.reset()
         for seq_id in range(len(group)):
