@@ -48,7 +48,6 @@ ProgressCallback = Callable[[int, int], None]
 ChangeListener = Callable[[list[str]], Awaitable[None]]
 
 BATCH_FILES = 64
-CANDIDATE_MULTIPLIER = 4
 MAX_CANDIDATES = 200
 READ_CONNECTIONS = 4
 BACKFILL_CHUNKS = 256

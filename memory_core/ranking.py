@@ -88,8 +88,9 @@ def rank_hybrid(
 
 def _weights(query: QuerySettings) -> tuple[float, float]:
     total = query.vector_weight + query.text_weight
-    if total <= 0:
-        return 0.2, 0.8
+    if total <= 0:  # both set to 0: fall back on the documented defaults
+        fields = QuerySettings.model_fields
+        return fields["vector_weight"].default, fields["text_weight"].default
     return query.vector_weight / total, query.text_weight / total
 
 
