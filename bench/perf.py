@@ -73,7 +73,8 @@ from memory_core import MemoryEngine, Settings, db, indexer, store  # noqa: E402
 from memory_core.config import LocalEmbeddingSettings, QuerySettings  # noqa: E402
 from memory_core.embeddings.local import LocalProvider  # noqa: E402
 from memory_core.engine import MAX_CANDIDATES  # noqa: E402
-from memory_core.fts import build_fts_query  # noqa: E402
+from memory_core.fts import query_terms  # noqa: E402
+from memory_core.vector_matrix import VectorMatrix  # noqa: E402
 from memory_core.workspace import Workspace  # noqa: E402
 
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
@@ -268,6 +269,7 @@ class Bench:
                 await hybrid.sync()  # starts the provider; the unchanged store needs no indexing
                 if not hybrid.vectors_ready:
                     raise RuntimeError(f"the store at {built.index} has no usable vectors")
+                await _wait_until(hybrid.vectors_in_ram, 120, "the vectors are loaded into RAM")
                 provider = await self.provider()
                 engines: dict[str, Callable[[str], Awaitable[Any]]] = {
                     "keyword": keyword.search, "hybrid": hybrid.search,
@@ -410,19 +412,26 @@ def _store_breakdown(index: Path, queries: list[str], vectors: dict[str, list[fl
     """Median ms of the SQL pieces of a search, run directly on one read connection: where the time goes."""
     query = QuerySettings()
     limit = min(MAX_CANDIDATES, query.max_results * query.candidate_multiplier)  # as the engine asks
-    pieces: dict[str, Callable[[Any, str, str | None], Any]] = {
+    matrix = VectorMatrix()
+    pieces: dict[str, Callable[[Any, str, list[str]], Any]] = {
         "counts": lambda conn, q, fts: store.counts(conn),
-        "keyword_sql": lambda conn, q, fts: store.keyword_search(conn, fts, limit) if fts else None,
+        "keyword_sql": lambda conn, q, terms: store.keyword_search(conn, terms, limit, total),
         "vector_sql": lambda conn, q, fts: store.vector_search(conn, vectors[q], limit),
+        "vector_ram": lambda conn, q, fts: matrix.search(version, vectors[q], limit),
     }
     times: dict[str, list[float]] = {name: [] for name in pieces}
     conn = db.connect(index, readonly=True)
     try:
+        t0 = time.perf_counter()
+        matrix.load(conn)
+        times["vector_ram_load"] = [time.perf_counter() - t0]
+        version = store.read_meta(conn, store.VECTORS_VERSION)
+        total = store.counts(conn)[1]
         for q in queries:
-            fts = build_fts_query(q)
+            terms = query_terms(q)
             for name, piece in pieces.items():
                 t0 = time.perf_counter()
-                piece(conn, q, fts)
+                piece(conn, q, terms)
                 times[name].append(time.perf_counter() - t0)
     finally:
         conn.close()

@@ -34,23 +34,25 @@ from .config import Settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.factory import open_provider
 from .errors import ClosedError, EmbeddingError, InputError
-from .fts import build_fts_query, query_terms
+from .fts import query_terms
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .ranking import rank_hybrid, rank_keyword
 from .reader import read_excerpt
+from .vector_matrix import VectorMatrix
 from .watcher import Watcher
 from .workspace import MemoryFile, Workspace
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-ProgressCallback = Callable[[int, int], None]
+ProgressCallback = Callable[[int, int, str], None]  # (done, total, "files" or "chunks embedded")
 ChangeListener = Callable[[list[str]], Awaitable[None]]
 
 BATCH_FILES = 64
 MAX_CANDIDATES = 200
 READ_CONNECTIONS = 4
 BACKFILL_CHUNKS = 256
+COUNTS_TTL = 2.0
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,10 @@ class MemoryEngine:
         self._deferred: set[str] = set()  # growing transcripts to look at again once they are quiet
         self._deferred_waiting = False
         self.watcher: Watcher | None = None
+        self._matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on first use
+        self._matrix_loading = False
+        self._matrix_next_load = 0.0  # monotonic time before which no reload starts
+        self._counts: tuple[float, int, int] | None = None  # (monotonic time, files, chunks)
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -146,6 +152,7 @@ class MemoryEngine:
             await self._provider.aclose()
             self._provider = None
         self._provider_started = False
+        self._matrix.reset()
         for _, conn in self._readers:
             conn.close()
         self._readers.clear()
@@ -165,6 +172,24 @@ class MemoryEngine:
         return await anyio.to_thread.run_sync(
             lambda: fn(conn if conn is not None else self._writer, *args), limiter=self._write_limiter
         )
+
+    async def _write_indexed(self, fn: Callable[..., indexer.Written], *args: Any, conn: Any = None) -> indexer.Written:
+        """``_write`` for the calls that change chunks and vectors.
+
+        A change to the live index is passed on, in the same writer thread, to the in-memory copy
+        of the vectors, and the cached counts are dropped.
+        """
+
+        def run() -> indexer.Written:
+            target = conn if conn is not None else self._writer
+            written = fn(target, *args)
+            if target is self._writer:
+                self._matrix.apply(written.vectors)
+                self._counts = None
+            return written
+
+        self._require_open()
+        return await anyio.to_thread.run_sync(run, limiter=self._write_limiter)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""
@@ -243,8 +268,7 @@ class MemoryEngine:
         """
         if self._provider is None or not texts:
             return {}
-        key = self._cache_key()
-        vectors = await self._write(store.cached_vectors, key, list(texts), conn=conn)
+        vectors = await self._cached_vectors(texts, conn)
         missing = [h for h in texts if h not in vectors]
         if missing and self._embedding_error is None:
             try:
@@ -254,23 +278,35 @@ class MemoryEngine:
                 logger.warning("%s; chunks are indexed for keyword search and embedded later", self._embedding_error)
                 return vectors
             new = dict(zip(missing, fresh, strict=True))
-            await self._write(store.cache_vectors, key, new, conn=conn)
+            await self._write(store.cache_vectors, self._cache_key(), new, conn=conn)
             vectors.update(new)
         return vectors
 
-    async def _backfill_vectors(self, conn: Any = None) -> int:
-        """Embed chunks that have no vector yet (after an outage, or indexed while keyword-only)."""
-        done = 0
+    async def _cached_vectors(self, texts: dict[str, str], conn: Any = None) -> dict[str, list[float]]:
+        """The vectors already in the embedding cache for these chunk texts (no model call)."""
+        if self._provider is None or not texts:
+            return {}
+        return await self._write(store.cached_vectors, self._cache_key(), list(texts), conn=conn)
+
+    async def _backfill_vectors(self, conn: Any = None, progress: ProgressCallback | None = None) -> int:
+        """Embed the chunks that have no vector yet: a sync writes chunks first (keyword search has them
+        at once) and embeds them here; also after an outage, or an index built keyword-only."""
+        done, after, total = 0, 0, None
         while self._embedding_error is None:
-            rows = await self._write(store.chunks_without_vectors, BACKFILL_CHUNKS, conn=conn)
+            rows = await self._write(store.chunks_without_vectors, after, BACKFILL_CHUNKS, conn=conn)
             if not rows:
                 break
+            if progress and total is None:
+                total = await self._write(store.count_without_vectors, conn=conn)
+                progress(0, total, "chunks embedded")
+            after = rows[-1][0]
             vectors = await self._embed({h: text for _, h, text in rows}, conn=conn)
             ready = [(cid, vectors[h]) for cid, h, _ in rows if h in vectors]
-            if not ready:
-                break
-            await self._write(_insert_vectors_tx, ready, conn=conn)
-            done += len(ready)
+            if ready:
+                await self._write_indexed(indexer.write_vectors, ready, conn=conn)
+                done += len(ready)
+            if progress and total is not None:
+                progress(min(done, total), total, "chunks embedded")
         return done
 
     async def _switch_to_fallback(self) -> None:
@@ -347,7 +383,7 @@ class MemoryEngine:
             else:
                 changed, removed, stale = await self._sync_into(self._writer, force, progress)
                 if self._provider is not None:
-                    await self._backfill_vectors()
+                    await self._backfill_vectors(progress=progress)
                 identity = wanted if stored is None else stored
                 await self._write(_record_sync, identity, time.time(), self.settings.cache.max_entries)
                 self._stored = identity
@@ -356,6 +392,8 @@ class MemoryEngine:
             self._state, self._error = "error", f"{type(exc).__name__}: {exc}"
             raise
         self._state = "ready"
+        if self.vectors_ready and not self._matrix.loaded:
+            self._load_matrix_soon()  # searches use sqlite-vec until it is in RAM
         if self._embedding_error:
             await self._switch_to_fallback()
         if stale:
@@ -373,7 +411,7 @@ class MemoryEngine:
             await self._write(store.ensure_vector_table, self._provider.dims, conn=conn)
         self._progress = (0, len(files))
         if progress:
-            progress(0, len(files))
+            progress(0, len(files), "files")
         changed = 0
         stale: list[str] = []
         deferred: list[str] = []
@@ -383,15 +421,15 @@ class MemoryEngine:
                 lambda: self._prepare(batch, known, force=force, deferred=deferred)
             )
             if changes or vanished:
-                vectors = await self._embed(indexer.chunk_texts(changes), conn=conn)
-                stale += await self._write(indexer.write, changes, vanished, vectors, conn=conn)
+                vectors = await self._cached_vectors(indexer.chunk_texts(changes), conn=conn)
+                stale += (await self._write_indexed(indexer.write, changes, vanished, vectors, conn=conn)).stale
                 changed += sum(1 for c in changes if c.chunks is not None)
             self._progress = (start + len(batch), len(files))
             if progress:
-                progress(*self._progress)
+                progress(*self._progress, "files")
         removed = sorted(known.keys() - {f.rel for f in files})
         if removed:
-            await self._write(indexer.write, [], removed, conn=conn)
+            await self._write_indexed(indexer.write, [], removed, conn=conn)
         self._defer(deferred)
         return changed, len(removed), stale
 
@@ -441,7 +479,7 @@ class MemoryEngine:
             await self._write(store.seed_cache, self.index_path, conn=conn)
             changed, removed, stale = await self._sync_into(conn, True, progress)
             if self._provider is not None:
-                await self._backfill_vectors(conn)
+                await self._backfill_vectors(conn, progress)
             if self._embedding_error:
                 raise EmbeddingError(f"rebuild abandoned, the previous index stays in service: {self._embedding_error}")
             await self._write(_record_sync, identity, time.time(), self.settings.cache.max_entries, conn=conn)
@@ -466,6 +504,8 @@ class MemoryEngine:
         finally:
             self._writer = store.open_index(self.index_path)
             self._generation += 1
+            self._matrix.reset()
+            self._counts = None
 
     async def sync_paths(self, paths: Iterable[str]) -> None:
         """Re-index these answer paths now: changed files are re-chunked, missing ones removed.
@@ -487,14 +527,27 @@ class MemoryEngine:
         )
         self._defer(deferred)
         vectors = await self._embed(indexer.chunk_texts(changes)) if self.vectors_ready else None
-        if await self._write(indexer.write, changes, [*vanished, *gone], vectors):
+        if (await self._write_indexed(indexer.write, changes, [*vanished, *gone], vectors)).stale:
             self.request_sync()
         await self._notify([f.rel for f in files])
 
     # Queries ------------------------------------------------------------------------------------
 
-    async def status(self) -> IndexStatus:
+    async def _index_counts(self) -> tuple[int, int]:
+        """(files, chunks), cached for a moment: counting 100k chunks takes ~2 ms, too long for every search.
+
+        Writes by this engine drop the cache; another process's writes show within COUNTS_TTL seconds.
+        """
+        cached = self._counts
+        if cached is not None and time.monotonic() - cached[0] < COUNTS_TTL:
+            return cached[1], cached[2]
+        taken = time.monotonic()
         files, chunks = await self._read(store.counts)
+        self._counts = (taken, files, chunks)
+        return files, chunks
+
+    async def status(self) -> IndexStatus:
+        files, chunks = await self._index_counts()
         done, total = self._progress if self._state == "indexing" else (0, 0)
         last = None
         if self._last_sync is not None:
@@ -527,7 +580,7 @@ class MemoryEngine:
             self.request_sync()  # answer from the index as it is; the sync runs meanwhile
         status = await self.status()
         candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
-        fts_query = build_fts_query(text)
+        terms = query_terms(text)
         warnings = []
         if status.state in ("starting", "indexing"):
             warnings.append(
@@ -540,22 +593,20 @@ class MemoryEngine:
 
         async def keyword_side() -> None:
             nonlocal keyword_rows
-            if fts_query:
-                keyword_rows = await self._read(store.keyword_search, fts_query, candidates)
+            keyword_rows = await self._read(store.keyword_search, terms, candidates, status.chunks)
 
         async def vector_side() -> None:
             nonlocal vector, vector_rows
             vector = await self._query_vector(text, warnings)
             if vector is not None:
-                vector_rows = await self._read(store.vector_search, vector, candidates)
+                vector_rows = await self._nearest(vector, candidates)
 
         async with anyio.create_task_group() as tg:  # the two sides run side by side
             tg.start_soon(keyword_side)
             if self.vectors_ready:
                 tg.start_soon(vector_side)
-        terms = query_terms(text)
         if vector is None:
-            if fts_query is None:
+            if not terms:
                 warnings.append("the query has no words or numbers to search for; rephrase it with words")
             hits = rank_keyword(keyword_rows, terms, limit, q, self.today())
             mode: Literal["hybrid", "keyword"] = "keyword"
@@ -567,6 +618,44 @@ class MemoryEngine:
             results=hits, mode=mode, provider=provider.id if provider else None,
             model=provider.model if provider else None, warning=" ".join(warnings) or None, index_status=status,
         )
+
+    async def _nearest(self, vector: list[float], k: int) -> list[store.ChunkRow]:
+        """The ``k`` chunks nearest to ``vector``: from the in-memory copy when it is in step with the
+        index, else from sqlite-vec while the copy (re)loads in the background."""
+
+        def nearest(conn: Any) -> list[store.ChunkRow] | None:
+            hits = self._matrix.search(store.read_meta(conn, store.VECTORS_VERSION), vector, k)
+            return None if hits is None else store.chunks_by_id(conn, hits)
+
+        rows = await self._read(nearest)
+        if rows is not None:
+            return rows
+        self._load_matrix_soon()
+        return await self._read(store.vector_search, vector, k)
+
+    async def vectors_in_ram(self) -> bool:
+        """True when vector searches are served from the in-memory copy (it is loaded and current)."""
+        return self._matrix.in_step(await self._read(store.read_meta, store.VECTORS_VERSION))
+
+    def _load_matrix_soon(self) -> None:
+        """Start loading the in-memory vectors, unless a load runs or one finished too recently."""
+        if self._matrix_loading or self._task_group is None or time.monotonic() < self._matrix_next_load:
+            return
+        self._matrix_loading = True
+        self._task_group.start_soon(self._load_matrix)
+
+    async def _load_matrix(self) -> None:
+        started = time.monotonic()
+        try:
+            await self._read(self._matrix.load)
+            logger.info("vectors in RAM: %d rows, %.1f MB, loaded in %.2fs",
+                        self._matrix.rows, self._matrix.nbytes / 1e6, time.monotonic() - started)  # fmt: skip
+        except Exception:
+            logger.exception("loading the vectors into RAM failed; searches use sqlite-vec")
+        finally:
+            # Another process writing all the time would otherwise keep a core busy reloading.
+            self._matrix_next_load = time.monotonic() + 4 * (time.monotonic() - started)
+            self._matrix_loading = False
 
     async def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
         """The query's embedding, or None (with a warning) when it fails or is too slow."""
@@ -626,7 +715,3 @@ def _record_sync(conn: Any, identity: dict[str, Any], finished: float, max_cache
         store.write_meta(conn, "last_sync", finished)
         store.prune_cache(conn, max_cache)
 
-
-def _insert_vectors_tx(conn: Any, rows: list[tuple[int, list[float]]]) -> None:
-    with store.transaction(conn):
-        store.insert_vectors(conn, rows)

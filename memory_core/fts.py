@@ -9,6 +9,7 @@ Every term is double-quoted, so no input can be read as FTS5 syntax (``AND``, ``
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 MAX_TERMS = 64
@@ -37,12 +38,15 @@ def query_terms(text: str) -> list[str]:
     return (content or terms)[:MAX_TERMS]
 
 
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 expression OR-ing ``terms`` (from :func:`query_terms`), each quoted."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
 def build_fts_query(text: str) -> str | None:
     """An FTS5 expression OR-ing the quoted terms of ``text``; None when it has no searchable term."""
     terms = query_terms(text)
-    if not terms:
-        return None
-    return " OR ".join(f'"{term}"' for term in terms)
+    return match_expression(terms) if terms else None
 
 
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")

@@ -133,18 +133,27 @@ def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_
     return True
 
 
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write` did: paths skipped because they changed since read, and the vector delta."""
+
+    stale: list[str]
+    vectors: store.VectorDelta
+
+
 def write(
     conn: Any,
     changes: Sequence[Prepared],
     removed: Sequence[str],
     vectors: Mapping[str, Sequence[float]] | None = None,
-) -> list[str]:
-    """Apply changes in one transaction; returns paths skipped because they changed since read.
+) -> Written:
+    """Apply changes in one transaction.
 
     ``vectors`` maps chunk hashes to embeddings; chunks without one are stored without a vector
     (keyword search still finds them, and a later sync fills the gap).
     """
     stale: list[str] = []
+    delta = store.VectorDelta()
     with store.transaction(conn):
         for change in changes:
             if _stat(change.file) != change.seen:
@@ -153,13 +162,26 @@ def write(
             if change.chunks is None:
                 store.touch_file(conn, change.file.rel, change.state)
                 continue
-            ids = store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+            gone, ids = store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+            delta.removed(gone)
             if vectors:
-                store.insert_vectors(
-                    conn, ((cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors)
-                )
-        store.delete_files(conn, removed)
-    return stale
+                rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors]
+                store.insert_vectors(conn, rows)
+                delta.added(rows)
+        delta.removed(store.delete_files(conn, removed))
+        if delta.rows:
+            store.stamp_vectors(conn, delta)
+    return Written(stale, delta)
+
+
+def write_vectors(conn: Any, rows: list[tuple[int, Sequence[float]]]) -> Written:
+    """Store vectors for chunks that had none, in one transaction."""
+    delta = store.VectorDelta()
+    with store.transaction(conn):
+        store.insert_vectors(conn, rows)
+        delta.added(rows)
+        store.stamp_vectors(conn, delta)
+    return Written([], delta)
 
 
 def chunk_texts(changes: Sequence[Prepared]) -> dict[str, str]:

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import struct
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import db, swap
 from .chunking import Chunk
 from .errors import StoreError
+from .fts import match_expression
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZER = "porter unicode61"
+VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -160,11 +163,18 @@ def file_states(conn: Any) -> dict[str, FileState]:
     return {r[0]: FileState(r[1], r[2], r[3]) for r in rows}
 
 
+def _delete_chunks(conn: Any, path: str) -> list[int]:
+    """Delete a file's chunks (their FTS rows and vectors go by trigger); returns their ids."""
+    ids = [row[0] for row in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
+    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+    return ids
+
+
 def replace_file(
     conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]
-) -> list[int]:
-    """Replace a file's chunks (inside the caller's transaction); returns the new chunk ids."""
-    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+) -> tuple[list[int], list[int]]:
+    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids)."""
+    removed = _delete_chunks(conn, path)
     ids: list[int] = []
     for chunk in chunks:
         cur = conn.execute(
@@ -178,7 +188,7 @@ def replace_file(
         "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at",
         (path, source, state.hash, state.mtime_ns, state.size, time.time()),
     )
-    return ids
+    return removed, ids
 
 
 def touch_file(conn: Any, path: str, state: FileState) -> None:
@@ -186,11 +196,14 @@ def touch_file(conn: Any, path: str, state: FileState) -> None:
     conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (state.mtime_ns, state.size, path))
 
 
-def delete_files(conn: Any, paths: Iterable[str]) -> None:
-    """Remove files and every row derived from them (inside the caller's transaction)."""
+def delete_files(conn: Any, paths: Iterable[str]) -> list[int]:
+    """Remove files and every row derived from them (inside the caller's transaction); returns
+    the ids of the chunks removed."""
+    removed: list[int] = []
     for path in paths:
-        conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        removed += _delete_chunks(conn, path)
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    return removed
 
 
 def counts(conn: Any) -> tuple[int, int]:
@@ -201,6 +214,33 @@ def counts(conn: Any) -> tuple[int, int]:
 
 
 # Vectors ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class VectorDelta:
+    """What one transaction did to the vectors, for in-memory copies to follow.
+
+    ``rows`` maps chunk ids to their new vector, or to None when the chunk (and its vector) went;
+    ``before``/``after`` are the index's vector versions around the transaction.
+    """
+
+    rows: dict[int, Sequence[float] | None] = field(default_factory=dict)
+    before: str | None = None
+    after: str | None = None
+
+    def removed(self, ids: Iterable[int]) -> None:
+        self.rows.update((cid, None) for cid in ids)
+
+    def added(self, rows: Iterable[tuple[int, Sequence[float]]]) -> None:
+        self.rows.update(rows)
+
+
+def stamp_vectors(conn: Any, delta: VectorDelta) -> VectorDelta:
+    """Give the index a new vector version (inside the transaction that changed the vectors)."""
+    delta.before = read_meta(conn, VECTORS_VERSION)
+    delta.after = secrets.token_hex(8)
+    write_meta(conn, VECTORS_VERSION, delta.after)
+    return delta
 
 
 def pack_vector(vector: Sequence[float]) -> bytes:
@@ -225,30 +265,37 @@ def ensure_vector_table(conn: Any, dims: int) -> None:
     current = vector_dims(conn)
     if current == dims:
         return
-    if current is not None:
-        conn.execute("DROP TRIGGER IF EXISTS chunks_vec_delete")
-        conn.execute("DROP TABLE chunks_vec")
-    conn.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)")
-    conn.execute(
-        "CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
-        "DELETE FROM chunks_vec WHERE rowid = old.id; END"
-    )
+    with transaction(conn):
+        if current is not None:
+            conn.execute("DROP TRIGGER IF EXISTS chunks_vec_delete")
+            conn.execute("DROP TABLE chunks_vec")
+        conn.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)")
+        conn.execute(
+            "CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
+            "DELETE FROM chunks_vec WHERE rowid = old.id; END"
+        )
+        stamp_vectors(conn, VectorDelta())
 
 
-def insert_vectors(conn: Any, rows: Iterable[tuple[int, Sequence[float]]]) -> None:
+def insert_vectors(conn: Any, rows: Sequence[tuple[int, Sequence[float]]]) -> None:
     """Store chunk vectors (inside the caller's transaction)."""
     conn.executemany(
         "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", ((cid, pack_vector(v)) for cid, v in rows)
     )
 
 
-def chunks_without_vectors(conn: Any, limit: int) -> list[tuple[int, str, str]]:
-    """(id, hash, text) of chunks that have no vector yet, e.g. after a provider outage."""
+def chunks_without_vectors(conn: Any, after: int, limit: int) -> list[tuple[int, str, str]]:
+    """(id, hash, text) of chunks with an id above ``after`` that have no vector yet, in id order."""
     rows = conn.execute(
-        "SELECT id, hash, text FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_vec) ORDER BY id LIMIT ?",
-        (limit,),
+        "SELECT id, hash, text FROM chunks WHERE id > ? AND id NOT IN (SELECT rowid FROM chunks_vec) "
+        "ORDER BY id LIMIT ?",
+        (after, limit),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows]
+
+
+def count_without_vectors(conn: Any) -> int:
+    return int(conn.execute("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_vec)").fetchone()[0])
 
 
 # Embedding cache -------------------------------------------------------------------------------
@@ -345,8 +392,33 @@ def keyword_search_sql() -> str:
     )
 
 
-def keyword_search(conn: Any, fts_query: str, limit: int) -> list[ChunkRow]:
-    rows = conn.execute(keyword_search_sql(), (fts_query, limit)).fetchall()
+def keyword_search(conn: Any, terms: Sequence[str], limit: int, total_chunks: int) -> list[ChunkRow]:
+    """The ``limit`` best chunks by BM25 for the OR of ``terms``, leaving out terms that cannot rank.
+
+    FTS5 floors the IDF of a term found in at least half of the rows to 1e-6, so such a term only
+    orders chunks that match nothing rarer. When the rarer terms alone fill ``limit`` rows, the
+    common ones are left out of the MATCH: the same rows (up to ties within 1e-6), without scoring
+    every chunk that says "data". Counting a term's rows costs about a fifteenth of scoring them.
+    """
+    if not terms:
+        return []
+    if len(terms) > 1 and total_chunks >= 2 * limit:
+        found = {term: term_rows(conn, term) for term in terms}
+        rare = [term for term in terms if 2 * found[term] < total_chunks]
+        if rare and len(rare) < len(terms) and sum(found[term] for term in rare) >= limit:
+            rows = _ranked(conn, match_expression(rare), limit)
+            if len(rows) == limit:
+                return rows
+    return _ranked(conn, match_expression(terms), limit)
+
+
+def term_rows(conn: Any, term: str) -> int:
+    """How many chunks contain ``term`` (a quoted phrase, as in the search)."""
+    return int(conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match_expression([term]),)).fetchone()[0])
+
+
+def _ranked(conn: Any, expression: str, limit: int) -> list[ChunkRow]:
+    rows = conn.execute(keyword_search_sql(), (expression, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
 
 
@@ -357,6 +429,18 @@ def vector_search_sql() -> str:
         "FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v "
         "JOIN chunks c ON c.id = v.rowid ORDER BY v.distance"
     )
+
+
+def chunks_by_id(conn: Any, hits: Sequence[tuple[int, float]]) -> list[ChunkRow]:
+    """The chunks of ``(id, rank)`` pairs, in that order (ids no longer in the index are left out)."""
+    if not hits:
+        return []
+    marks = ",".join("?" * len(hits))
+    rows = conn.execute(
+        f"SELECT id, path, source, start_line, end_line, text FROM chunks WHERE id IN ({marks})", [h[0] for h in hits]
+    ).fetchall()
+    found = {row[0]: row for row in rows}
+    return [ChunkRow(*found[cid], rank) for cid, rank in hits if cid in found]
 
 
 def vector_search(conn: Any, vector: Sequence[float], limit: int) -> list[ChunkRow]:

@@ -98,19 +98,22 @@ class _Progress:
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
+        self.unit = ""
         self.last_line = -1
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, unit: str) -> None:
+        if unit != self.unit:  # a new stage: files, then chunks to embed
+            self.unit, self.last_line = unit, -1
         if self.tty:
             width = 30
             filled = width * done // total if total else width
-            sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+            sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {unit}")
             if done == total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
         elif done == total or done - self.last_line >= max(1, total // 10):
             self.last_line = done
-            print(f"indexing: {done}/{total} files", file=sys.stderr, flush=True)
+            print(f"indexing: {done}/{total} {unit}", file=sys.stderr, flush=True)
 
 
 async def _index(settings: Settings, args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import MemoryEngine, load_settings
+from helpers import eventually
+from memory_core import MemoryEngine, load_settings, store
 from memory_core import engine as engine_module
 from memory_core.embeddings.factory import ProviderChoice, build
 from memory_core.errors import EmbeddingError
@@ -298,3 +299,85 @@ async def test_a_slow_query_embedding_answers_with_keywords_in_time(
             answer = await engine.search("lentil soup")
     assert answer.mode == "keyword" and answer.results[0].path == "memory/2026-01-12.md"
     assert "took over 0.3s" in (answer.warning or "")
+
+
+async def _vector_ids(engine: MemoryEngine, query: str) -> tuple[list[int], list[int]]:
+    """Nearest chunk ids for ``query`` from the engine's search path and from sqlite-vec directly."""
+    assert engine._provider is not None
+    vector = await engine._provider.embed_query(query)
+    ours = [row.id for row in await engine._nearest(vector, 4)]
+    exact = [row.id for row in await engine._read(store.vector_search, vector, 4)]
+    return ours, exact
+
+
+async def test_searches_move_to_the_vectors_in_ram_which_follow_every_edit(
+    notes: Path, index_path: Path, write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync loads the RAM copy; edits and deletions reach it without a reload."""
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        await eventually(engine.vectors_in_ram, "the vectors are loaded into RAM")
+        loads: list[Any] = []
+        monkeypatch.setattr(engine._matrix, "load", loads.append)
+        write("memory/2026-01-13.md", "# 2026-01-13\n\n- Adopted a golden retriever puppy called Biscuit.\n")
+        (notes / "memory" / "2026-01-11.md").unlink()
+        await engine.sync_paths(["memory/2026-01-13.md", "memory/2026-01-11.md"])
+        with monkeypatch.context() as patch:  # the answer cannot come from sqlite-vec
+            patch.setattr(store, "vector_search", lambda *args: pytest.fail("sqlite-vec was asked"))
+            answer = await engine.search("our new dog", min_score=0.0)
+        assert await engine.vectors_in_ram() and loads == []
+        ours, exact = await _vector_ids(engine, "our new dog")
+    assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
+    assert "memory/2026-01-11.md" not in {hit.path for hit in answer.results}
+    assert ours == exact and engine._matrix.rows == 0  # closing the engine frees the copy
+
+
+async def test_another_process_writing_sends_searches_to_sqlite_vec_until_the_copy_reloads(
+    notes: Path, index_path: Path, write: Callable[[str, str], Path]
+) -> None:
+    """Two servers on one index: the one that did not write answers correctly at once, then catches up."""
+    async with (
+        MemoryEngine(_settings(notes, index_path), background_sync=False) as reader,
+        MemoryEngine(_settings(notes, index_path), background_sync=False) as writer,
+    ):
+        await reader.sync()
+        await eventually(reader.vectors_in_ram, "the reader's vectors are loaded")
+        write("memory/2026-01-13.md", "# 2026-01-13\n\n- Adopted a golden retriever puppy called Biscuit.\n")
+        await writer.sync()
+        assert not await reader.vectors_in_ram()
+        answer = await reader.search("our new dog", min_score=0.0)  # sqlite-vec, while the copy reloads
+        assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
+        await eventually(reader.vectors_in_ram, "the reader's copy reloads")
+        ours, exact = await _vector_ids(reader, "our new dog")
+    assert ours == exact
+
+
+async def test_keyword_search_finds_new_files_while_their_vectors_are_still_being_made(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync writes chunks first and embeds them after: a slow model never hides them from keyword search."""
+    import anyio
+
+    release = anyio.Event()
+
+    class Held(Instrumented):
+        async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+            await release.wait()
+            return await super().embed_batch(texts)
+
+    _use(monkeypatch, Held)
+    stages: list[tuple[int, int, str]] = []
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: engine.sync(progress=lambda *step: stages.append(step)))
+
+            async def found() -> bool:
+                return bool((await engine.search("YN0028")).results)
+
+            await eventually(found, "the ID is searchable before any vector exists")
+            answer = await engine.search("YN0028")
+            assert answer.mode == "keyword" and answer.index_status.state == "indexing"
+            release.set()
+        answer = await engine.search("that database thing we picked", min_score=0.0)
+    assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
+    assert (len(NOTES), len(NOTES), "files") in stages and stages[-1] == (len(NOTES), len(NOTES), "chunks embedded")

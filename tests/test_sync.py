@@ -158,7 +158,7 @@ async def test_a_sync_requested_during_another_runs_again_and_sees_files_added_m
         reports: list[SyncReport] = []
         discovered = anyio.Event()
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, unit: str) -> None:
             discovered.set()  # called once the run has listed the files
 
         async def run_sync(with_progress: bool = False) -> None:

@@ -1,0 +1,208 @@
+"""A copy of the index's vectors in RAM, quantised to int8, for nearest-neighbour search in milliseconds.
+
+sqlite-vec keeps the vectors durably, inside the index's transactions, and its KNN is exact, but
+it is a float32 scan through SQLite pages: ~48 ms at 100k chunks of 384 dimensions. This copy
+holds every vector normalised and quantised to int8 with one scale per row (a quarter of float32's
+size, cosine off by about 0.002 at most) and scans it with numpy in a few milliseconds.
+
+The copy follows the index through a version token that the writer changes in every transaction
+that touches vectors (:func:`store.stamp_vectors`). The engine applies each committed
+:class:`~memory_core.store.VectorDelta` to the copy; a search whose index version is not the copy's
+(another process wrote, or the index was swapped) gets ``None`` and is answered by sqlite-vec
+while the copy is reloaded.
+
+Thread safety: one lock guards the arrays; searches, deltas and loads may come from any thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+# One BLAS thread (unless the user chose otherwise, or numpy was loaded first): a scan block is a
+# small matrix-vector product that a second thread barely speeds up (4.4 vs 4.7 ms at 100k rows),
+# while OpenBLAS's spinning helpers take the core the keyword half of the same search runs on
+# (hybrid p50 at 100k chunks: 25 ms with them, 20 ms without; see docs/benchmarks.md).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from . import store
+
+BLOCK_ROWS = 8192  # rows converted to float32 at a time while scanning (12 MB at 384 dimensions)
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows normalised to unit length, as int8 codes and one float32 scale per row."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms == 0, 1, norms)
+    peaks = np.abs(unit).max(axis=1, keepdims=True)
+    scales = np.where(peaks == 0, 1, peaks) / 127
+    return np.rint(unit / scales).astype(np.int8), scales[:, 0].astype(np.float32)
+
+
+class VectorMatrix:
+    """The index's vectors as int8 rows, kept in step with the index's vector version."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._loaded = False
+        self._pending: list[store.VectorDelta] | None = None  # deltas committed while a load reads
+        self._clear()
+
+    def _clear(self) -> None:
+        self._codes = np.zeros((0, 0), np.int8)
+        self._scales = np.zeros(0, np.float32)
+        self._ids = np.zeros(0, np.int64)
+        self._size = 0
+        self._row_of: dict[int, int] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
+    @property
+    def rows(self) -> int:
+        return self._size
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (their capacity, which grows by doubling)."""
+        return self._codes.nbytes + self._scales.nbytes + self._ids.nbytes
+
+    def in_step(self, version: str | None) -> bool:
+        return self._loaded and version == self._version
+
+    def reset(self) -> None:
+        """Forget everything (the index was replaced); the next load starts afresh."""
+        with self._lock:
+            self._loaded, self._version = False, None
+            self._clear()
+
+    # Loading and following the index --------------------------------------------------------
+
+    def load(self, conn: Any) -> None:
+        """Read every vector of the index at ``conn`` from one snapshot (run on a worker thread).
+
+        Deltas committed while it reads are kept and replayed from the snapshot's version on.
+        """
+        with self._lock:
+            self._pending = []
+        try:
+            conn.execute("BEGIN")
+            try:
+                version = store.read_meta(conn, store.VECTORS_VERSION)
+                dims = store.vector_dims(conn) or 0
+                ids: list[int] = []
+                codes: list[np.ndarray] = []
+                scales: list[np.ndarray] = []
+                cursor = conn.execute("SELECT rowid, embedding FROM chunks_vec") if dims else None
+                while cursor is not None and (rows := cursor.fetchmany(BLOCK_ROWS)):
+                    ids += [row[0] for row in rows]
+                    block = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(len(rows), dims)
+                    c, s = quantize(block)
+                    codes.append(c)
+                    scales.append(s)
+            finally:
+                conn.execute("COMMIT")
+        except BaseException:
+            with self._lock:
+                self._pending = None
+            raise
+        with self._lock:
+            self._codes = np.concatenate(codes) if codes else np.zeros((0, dims), np.int8)
+            self._scales = np.concatenate(scales) if scales else np.zeros(0, np.float32)
+            self._ids = np.array(ids, np.int64)
+            self._size = len(ids)
+            self._row_of = {cid: row for row, cid in enumerate(ids)}
+            self._version, self._loaded = version, True
+            pending, self._pending = self._pending or [], None
+            for delta in pending:
+                self._apply(delta)
+
+    def apply(self, delta: store.VectorDelta) -> None:
+        """Follow one committed change of the index (ignored unless it starts from this copy's version)."""
+        with self._lock:
+            if self._pending is not None:
+                self._pending.append(delta)
+            else:
+                self._apply(delta)
+
+    def _apply(self, delta: store.VectorDelta) -> None:
+        if not self._loaded or delta.before != self._version:
+            return
+        added: list[tuple[int, Sequence[float]]] = []
+        for cid, vector in delta.rows.items():
+            self._remove(cid)
+            if vector is not None:
+                added.append((cid, vector))
+        if added:
+            block = np.array([v for _, v in added], np.float32)
+            if self._size and block.shape[1] != self._codes.shape[1]:
+                self._loaded = False  # vectors of another size: reload rather than mix
+                return
+            self._append([cid for cid, _ in added], *quantize(block))
+        self._version = delta.after
+
+    def _remove(self, cid: int) -> None:
+        row = self._row_of.pop(cid, None)
+        if row is None:
+            return
+        last = self._size - 1
+        if row != last:  # move the last row into the hole
+            moved = int(self._ids[last])
+            self._codes[row], self._scales[row], self._ids[row] = self._codes[last], self._scales[last], moved
+            self._row_of[moved] = row
+        self._size = last
+
+    def _append(self, ids: list[int], codes: np.ndarray, scales: np.ndarray) -> None:
+        need = self._size + len(ids)
+        if need > len(self._ids) or self._codes.shape[1] != codes.shape[1]:
+            capacity = max(need, 2 * len(self._ids), 1024)
+            self._codes = _grown(self._codes[: self._size], capacity, codes.shape[1])
+            self._scales = _grown(self._scales[: self._size], capacity)
+            self._ids = _grown(self._ids[: self._size], capacity)
+        end = self._size + len(ids)
+        self._codes[self._size : end] = codes
+        self._scales[self._size : end] = scales
+        self._ids[self._size : end] = ids
+        self._row_of.update((cid, self._size + i) for i, cid in enumerate(ids))
+        self._size = end
+
+    # Search ---------------------------------------------------------------------------------
+
+    def search(self, version: str | None, query: Sequence[float], k: int) -> list[tuple[int, float]] | None:
+        """The ``k`` nearest chunk ids with their cosine distance, nearest first.
+
+        None when this copy is not at ``version`` (the caller asks sqlite-vec instead).
+        """
+        with self._lock:
+            if not self.in_step(version):
+                return None
+            size = self._size
+            q = np.asarray(query, np.float32)
+            norm = float(np.linalg.norm(q))
+            if size == 0 or k < 1 or norm == 0 or q.shape[0] != self._codes.shape[1]:
+                return []
+            q = q / norm
+            sims = np.empty(size, np.float32)
+            for start in range(0, size, BLOCK_ROWS):
+                end = min(start + BLOCK_ROWS, size)
+                np.matmul(self._codes[start:end].astype(np.float32), q, out=sims[start:end])
+            sims *= self._scales[:size]
+            k = min(k, size)
+            top = np.argpartition(-sims, k - 1)[:k]
+            top = top[np.argsort(-sims[top], kind="stable")]
+            return [(int(self._ids[i]), float(1.0 - sims[i])) for i in top]
+
+
+def _grown(array: np.ndarray, capacity: int, width: int | None = None) -> np.ndarray:
+    """``array`` copied into a new array of ``capacity`` rows (pages the OS only commits when used)."""
+    shape = (capacity,) if width is None else (capacity, width)
+    grown = np.empty(shape, array.dtype)
+    if len(array) and (width is None or array.shape[1] == width):
+        grown[: len(array)] = array
+    return grown

@@ -1,0 +1,68 @@
+"""store.keyword_search: BM25 top rows, skipping terms whose IDF FTS5 floors to zero when that changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import store
+from memory_core.chunking import Chunk
+from memory_core.fts import match_expression
+from memory_core.store import FileState
+from memory_core.textutil import sha256_hex
+
+
+def _index(path: Path, texts: list[str]) -> Any:
+    conn = store.open_index(path)
+    chunks = [Chunk(i + 1, i + 1, text, sha256_hex(text)) for i, text in enumerate(texts)]
+    with store.transaction(conn):
+        store.replace_file(conn, "MEMORY.md", "memory", FileState("h", 0, 0), chunks)
+    return conn
+
+
+@pytest.fixture
+def matches(tmp_path: Path) -> Any:
+    """60 chunks: 'standup' in every one (IDF floored), 'kafka' in 20 (with rising counts), 'grafana' in 4."""
+    texts = [f"note {i}: standup went fine" for i in range(60)]
+    for i in range(20):
+        texts[i] += " kafka" * (i % 7 + 1) + f" filler{i}" * (i % 5)
+    for i in (30, 31, 32, 33):
+        texts[i] += " grafana dashboards"
+    conn = _index(tmp_path / "idx.sqlite", texts)
+    expressions: list[str] = []
+    conn.set_trace_callback(expressions.append)
+    yield conn, expressions
+    conn.close()
+
+
+def _full(conn: Any, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    rows = conn.execute(store.keyword_search_sql(), (match_expression(terms), limit)).fetchall()
+    return [(row[0], row[6]) for row in rows]
+
+
+def test_a_term_in_most_chunks_is_left_out_when_rarer_terms_fill_the_rows(matches: Any) -> None:
+    conn, statements = matches
+    rows = store.keyword_search(conn, ["standup", "kafka"], 10, 60)
+    ranked = [s for s in statements if "bm25" in s]
+    assert len(ranked) == 1 and '"kafka"' in ranked[0] and '"standup"' not in ranked[0]
+    full = _full(conn, ["standup", "kafka"], 10)
+    assert [r.id for r in rows] == [cid for cid, _ in full]
+    assert [r.rank for r in rows] == pytest.approx([rank for _, rank in full], abs=1e-4)
+
+
+def test_every_term_is_kept_when_the_rare_ones_cannot_fill_the_rows(matches: Any) -> None:
+    """'grafana' is in 4 chunks: the other 6 rows must come from 'standup', so the full OR runs."""
+    conn, statements = matches
+    rows = store.keyword_search(conn, ["standup", "grafana"], 10, 60)
+    ranked = [s for s in statements if "bm25" in s]
+    assert len(ranked) == 1 and '"standup"' in ranked[0]
+    assert [r.id for r in rows] == [cid for cid, _ in _full(conn, ["standup", "grafana"], 10)]
+    assert {r.id for r in rows[:4]} == {31, 32, 33, 34} and len(rows) == 10
+
+
+def test_a_lone_common_term_and_an_empty_query_still_answer(matches: Any) -> None:
+    conn, _ = matches
+    assert len(store.keyword_search(conn, ["standup"], 10, 60)) == 10
+    assert store.keyword_search(conn, [], 10, 60) == []

@@ -1,0 +1,164 @@
+"""The in-memory int8 copy of the vectors: ranks like sqlite-vec, follows the index, knows when it is behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory_core import db, store
+from memory_core.chunking import Chunk
+from memory_core.store import FileState, VectorDelta
+from memory_core.textutil import sha256_hex
+from memory_core.vector_matrix import VectorMatrix
+
+pytestmark = pytest.mark.skipif(not db.driver().vectors, reason="needs sqlite-vec")
+
+DIMS = 48
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    """Clustered vectors (like embeddings, many near neighbours), not uniform noise."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((8, DIMS))
+    return (centres[rng.integers(0, 8, n)] + 0.5 * rng.standard_normal((n, DIMS))).astype(np.float32)
+
+
+def _put(conn: Any, path: str, vectors: np.ndarray) -> VectorDelta:
+    """Index one file whose chunks have these vectors, as the indexer does (one transaction)."""
+    chunks = [Chunk(i + 1, i + 1, f"{path} {i}", sha256_hex(f"{path} {i}")) for i in range(len(vectors))]
+    delta = VectorDelta()
+    with store.transaction(conn):
+        gone, ids = store.replace_file(conn, path, "memory", FileState(path, 0, 0), chunks)
+        delta.removed(gone)
+        rows = [(cid, v.tolist()) for cid, v in zip(ids, vectors)]
+        store.insert_vectors(conn, rows)
+        delta.added(rows)
+        store.stamp_vectors(conn, delta)
+    return delta
+
+
+def _remove(conn: Any, path: str) -> VectorDelta:
+    delta = VectorDelta()
+    with store.transaction(conn):
+        delta.removed(store.delete_files(conn, [path]))
+        store.stamp_vectors(conn, delta)
+    return delta
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Any:
+    connection = store.open_index(tmp_path / "idx.sqlite")
+    store.ensure_vector_table(connection, DIMS)
+    yield connection
+    connection.close()
+
+
+def _version(conn: Any) -> str:
+    return store.read_meta(conn, store.VECTORS_VERSION)  # type: ignore[no-any-return]
+
+
+def _exact(conn: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    return [(row.id, row.rank) for row in store.vector_search(conn, query.tolist(), k)]
+
+
+def test_the_copy_finds_what_sqlite_vec_finds(conn: Any) -> None:
+    """Same neighbours as sqlite-vec's exact KNN, up to int8 rounding at the cut; distances within 0.01."""
+    for f in range(20):
+        _put(conn, f"memory/{f}.md", _vectors(100, seed=f))
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    assert matrix.rows == 2000
+    overlap = []
+    for query in _vectors(30, seed=99):
+        exact = _exact(conn, query, 20)
+        approx = matrix.search(_version(conn), query.tolist(), 20)
+        assert approx is not None and len(approx) == 20
+        true_distance = dict(_exact(conn, query, 2000))
+        for cid, distance in approx:
+            assert abs(distance - true_distance[cid]) < 0.01
+        assert approx[0][0] == exact[0][0] or abs(true_distance[approx[0][0]] - exact[0][1]) < 0.01
+        overlap.append(len({c for c, _ in approx} & {c for c, _ in exact}) / 20)
+    assert np.mean(overlap) >= 0.95
+
+
+def test_deltas_keep_the_copy_equal_to_a_fresh_load(conn: Any) -> None:
+    """Adding, replacing (ids reused) and removing files: the followed copy answers like a reloaded one."""
+    _put(conn, "a.md", _vectors(50, 1))
+    _put(conn, "b.md", _vectors(50, 2))
+    followed = VectorMatrix()
+    followed.load(conn)
+    followed.apply(_put(conn, "c.md", _vectors(30, 3)))
+    followed.apply(_put(conn, "c.md", _vectors(40, 4)))  # the newest ids are freed and reused
+    followed.apply(_remove(conn, "a.md"))  # c.md's rows move into the holes
+    followed.apply(_put(conn, "b.md", _vectors(10, 5)))
+    followed.apply(_put(conn, "c.md", _vectors(20, 6)))  # ...and then go
+    fresh = VectorMatrix()
+    fresh.load(conn)
+    assert followed.rows == fresh.rows == 30
+    every = _vectors(1, 7)[0].tolist()
+    assert {c for c, _ in followed.search(_version(conn), every, 1000) or []} == {
+        c for c, _ in fresh.search(_version(conn), every, 1000) or []
+    }
+    for query in _vectors(10, 6):
+        ours = followed.search(_version(conn), query.tolist(), 15) or []
+        theirs = fresh.search(_version(conn), query.tolist(), 15) or []
+        assert [c for c, _ in ours] == [c for c, _ in theirs]
+        assert np.allclose([d for _, d in ours], [d for _, d in theirs], atol=1e-6)
+
+
+def test_a_change_the_copy_did_not_see_puts_it_out_of_step(conn: Any) -> None:
+    """A delta that does not follow on from the copy's version is not applied; search says so with None."""
+    _put(conn, "a.md", _vectors(20, 1))
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    _put(conn, "b.md", _vectors(20, 2))  # e.g. another process wrote
+    matrix.apply(_put(conn, "c.md", _vectors(20, 3)))
+    query = _vectors(1, 4)[0].tolist()
+    assert matrix.search(_version(conn), query, 5) is None
+    matrix.load(conn)
+    assert matrix.search(_version(conn), query, 5) is not None and matrix.rows == 60
+
+
+def test_changes_committed_while_loading_are_replayed(conn: Any, tmp_path: Path) -> None:
+    """The load reads one snapshot; a write committed meanwhile reaches the copy as a delta."""
+    _put(conn, "a.md", _vectors(20, 1))
+    matrix = VectorMatrix()
+    reader = db.connect(tmp_path / "idx.sqlite", readonly=True)
+
+    class WriteMidLoad:
+        """A read connection that commits a write just after the load's snapshot began."""
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql.startswith("SELECT rowid, embedding"):
+                matrix.apply(_put(conn, "b.md", _vectors(7, 2)))
+            return reader.execute(sql, *args)
+
+    try:
+        matrix.load(WriteMidLoad())
+    finally:
+        reader.close()
+    assert matrix.rows == 27
+    assert matrix.search(_version(conn), _vectors(1, 3)[0].tolist(), 3) is not None
+
+
+def test_odd_queries_return_nothing_rather_than_fail(conn: Any) -> None:
+    _put(conn, "a.md", _vectors(5, 1))
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    assert matrix.search(_version(conn), [0.0] * DIMS, 3) == []
+    assert matrix.search(_version(conn), [1.0] * (DIMS + 1), 3) == []
+    assert [c for c, _ in matrix.search(_version(conn), [1.0] * DIMS, 10) or []] != []
+    assert len(matrix.search(_version(conn), [1.0] * DIMS, 10) or []) == 5
+
+
+def test_an_index_without_vectors_loads_empty(tmp_path: Path) -> None:
+    connection = store.open_index(tmp_path / "plain.sqlite")
+    try:
+        matrix = VectorMatrix()
+        matrix.load(connection)
+        assert matrix.rows == 0 and matrix.search(None, [1.0, 0.0], 3) == []
+    finally:
+        connection.close()
