@@ -305,7 +305,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for assignment in args.set:
         local_argv += ["--set", assignment]
     local = Worker("local", local_argv)
-    st = Worker("st", [])
+    st = Worker(args.baseline, local_argv if args.baseline == "local" else [])
     try:
         return _measure(args, chunks, local, st)
     finally:
@@ -327,10 +327,14 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
         f"per decode, {li['n_threads']} threads, flash_attn {li['flash_attn']}, {li['pooling']} pooling, "
         f"load {li['load_s']:.2f}s{', overrides ' + ' '.join(li['overrides']) if li['overrides'] else ''}"
     )
-    print(
-        f"ST:    torch {si['torch']}, {si['torch_threads']} threads, batch {si['batch_size']}, "
-        f"max_seq_length {si['max_seq_length']}, load {si['load_s']:.1f}s"
-    )
+    tag = "ST" if args.baseline == "st" else "local2"
+    if args.baseline == "st":
+        print(
+            f"ST:    torch {si['torch']}, {si['torch_threads']} threads, batch {si['batch_size']}, "
+            f"max_seq_length {si['max_seq_length']}, load {si['load_s']:.1f}s"
+        )
+    else:
+        print("baseline (local2): a second LocalProvider process, the same settings (the comparison's noise floor)")
 
     # Agreement first (also warms both up).
     texts20 = chunks[:10] + SHORT_TEXTS
@@ -347,7 +351,7 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
             rate = len(chunks) / worker.request("batch", chunks)["seconds"]
             (local_rates if worker is local else st_rates).append(rate)
         print(
-            f"  round {rep + 1}/{args.reps}: local {local_rates[-1]:6.2f}  ST {st_rates[-1]:6.2f} chunks/s",
+            f"  round {rep + 1}/{args.reps}: local {local_rates[-1]:6.2f}  {tag} {st_rates[-1]:6.2f} chunks/s",
             flush=True,
         )
 
@@ -375,7 +379,8 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
             "median": local_median,
             "query_ms_median": 1000 * statistics.median(local_q),
         },
-        "sentence_transformers": {
+        "baseline": {
+            "kind": args.baseline,
             **si,
             "chunks_per_s": st_rates,
             "median": st_median,
@@ -383,7 +388,7 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
         },
         "ratio_of_medians": local_median / st_median,
         "median_round_ratio": statistics.median(pair_ratios),
-        "cosine_local_vs_st": {
+        "cosine_local_vs_baseline": {
             "texts": len(cosines),
             "min": min(cosines),
             "mean": statistics.fmean(cosines),
@@ -398,14 +403,14 @@ def _measure(args: argparse.Namespace, chunks: list[str], local: Worker, st: Wor
     print()
     print(f"local (llama.cpp)      {local_median:7.2f} chunks/s   query {result['local']['query_ms_median']:5.1f} ms")
     print(
-        f"sentence-transformers  {st_median:7.2f} chunks/s   query "
-        f"{result['sentence_transformers']['query_ms_median']:5.1f} ms"
+        f"{'sentence-transformers' if tag == 'ST' else 'baseline (local2)':22} {st_median:7.2f} chunks/s   query "
+        f"{result['baseline']['query_ms_median']:5.1f} ms"
     )
     print(
-        f"ratio local/ST         {result['ratio_of_medians']:7.2f} (of medians); "
+        f"ratio local/{tag:15} {result['ratio_of_medians']:7.2f} (of medians); "
         f"{result['median_round_ratio']:.2f} (median of per-round ratios)"
     )
-    print(f"cosine local vs ST, {len(cosines)} texts: min {min(cosines):.6f}, mean {statistics.fmean(cosines):.6f}")
+    print(f"cosine local vs {tag}, {len(cosines)} texts: min {min(cosines):.6f}, mean {statistics.fmean(cosines):.6f}")
     return result
 
 
@@ -431,6 +436,13 @@ def main(argv: list[str] | None = None) -> int:
         help="override a tuning constant",
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--baseline",
+        choices=["st", "local"],
+        default="st",
+        help="st: sentence-transformers (needs the bench extra); local: a second LocalProvider process, "
+        "the noise floor of the comparison (what the smoke test runs)",
+    )
     parser.add_argument("--worker", choices=["local", "st"], help=argparse.SUPPRESS)  # internal
     args = parser.parse_args(argv)
     if args.worker:

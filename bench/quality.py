@@ -24,6 +24,8 @@ Modes (``--mode``, repeatable; default ``keyword``; ``all`` = the first four):
 * ``hybrid:V/T`` - weighted fusion with vector weight V and text weight T, for experiments.
 
 ``--mmr`` and ``--decay`` turn on ``query.mmr`` / ``query.temporal_decay`` (defaults) in every mode.
+For decay, "today" in a LoCoMo conversation is the day after its last session (when the questions
+are asked); the pooled variant keeps each chat's logs in a sub-folder, which decay treats as undated.
 
 Every search passes ``min_score = 0`` (the benchmark measures ranking, not the threshold). Chunk-level
 suites (LoCoMo) request ``max_results = 10`` chunks. Document-level suites (SciFact, CISI) request 30
@@ -121,6 +123,7 @@ class BenchWorkspace:
     files: dict[str, str]
     queries: list[Query]
     extra_paths: tuple[str, ...] = ()  # memdex `extra_paths`, relative to the workspace root
+    today: dt.date | None = None  # "today" for temporal decay (None: the real date)
 
 
 @dataclass(frozen=True)
@@ -329,7 +332,9 @@ def load_locomo(eval_dir: Path, limit: int | None = None, pooled: bool = False) 
                 dropped_questions.append(qid)
                 continue
             queries.append(Query(qid, str(qa["question"]), str(qa["category"]), units))
-        workspaces.append(BenchWorkspace(sid, files, queries))
+        # The questions are asked the day after the last session, so --decay ages the logs as then.
+        last = max(dt.date.fromisoformat(Path(path).stem) for path in files)
+        workspaces.append(BenchWorkspace(sid, files, queries, today=last + dt.timedelta(days=1)))
     if pooled:
         files = {path: text for ws in workspaces for path, text in ws.files.items()}
         workspaces = [BenchWorkspace("pooled", files, [q for ws in workspaces for q in ws.queries])]
@@ -626,6 +631,8 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         status = await engine.status()
         if mode.embeddings and status.mode != "hybrid":
             raise RuntimeError(f"{label}: embeddings are not in use ({status.note}); check --model")
+        if ws.today is not None:
+            engine.today = lambda: ws.today  # type: ignore[method-assign]
         if mode.embeddings:  # measure the steady state: vector searches served from the copy in RAM
             with anyio.fail_after(300):
                 while not await engine.vectors_in_ram():

@@ -100,7 +100,7 @@ class MemoryEngine:
         self._deferred: set[str] = set()  # growing transcripts to look at again once they are quiet
         self._deferred_waiting = False
         self.watcher: Watcher | None = None
-        self._matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on first use
+        self._matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded after a sync or on demand
         self._matrix_loading = False
         self._matrix_next_load = 0.0  # monotonic time before which no reload starts
         self._counts: tuple[float, int, int] | None = None  # (monotonic time, files, chunks)
@@ -370,6 +370,7 @@ class MemoryEngine:
     async def _run_sync(self, force: bool, progress: ProgressCallback | None) -> SyncReport:
         started = time.perf_counter()
         self._state, self._error, self._embedding_error = "indexing", None, None
+        self._progress = (0, 0)  # until this run has listed the files
         try:
             await self._ensure_provider()
             wanted = {"chunks": self._chunk_identity(), "vectors": self._vector_identity()}
@@ -582,7 +583,8 @@ class MemoryEngine:
         candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
         terms = query_terms(text)
         warnings = []
-        if status.state in ("starting", "indexing"):
+        files_written = status.files_total > 0 and status.files_done == status.files_total  # only embedding now
+        if status.state == "starting" or (status.state == "indexing" and not files_written):
             warnings.append(
                 f"the index is still being built ({status.files_done}/{status.files_total} files); "
                 "results may be incomplete, search again shortly"

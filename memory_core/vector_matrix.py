@@ -31,7 +31,9 @@ import numpy as np  # noqa: E402
 
 from . import store
 
-BLOCK_ROWS = 8192  # rows converted to float32 at a time while scanning (12 MB at 384 dimensions)
+# Rows handled at a time when loading and scanning: 2048 x 384 float32 is 3 MB, small enough that the
+# temporary arrays neither cost speed nor stay behind in malloc's arenas as resident memory.
+BLOCK_ROWS = 2048
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,16 +98,21 @@ class VectorMatrix:
             try:
                 version = store.read_meta(conn, store.VECTORS_VERSION)
                 dims = store.vector_dims(conn) or 0
-                ids: list[int] = []
-                codes: list[np.ndarray] = []
-                scales: list[np.ndarray] = []
+                # Filled in place: at most one vector per chunk, and pages never written stay unallocated.
+                capacity = store.counts(conn)[1] if dims else 0
+                codes = np.empty((capacity, dims), np.int8)
+                scales = np.empty(capacity, np.float32)
+                ids = np.empty(capacity, np.int64)
+                size = 0
                 cursor = conn.execute("SELECT rowid, embedding FROM chunks_vec") if dims else None
                 while cursor is not None and (rows := cursor.fetchmany(BLOCK_ROWS)):
-                    ids += [row[0] for row in rows]
+                    end = size + len(rows)
+                    if end > len(ids):  # more vectors than the count said: a write slipped in before BEGIN
+                        codes, scales, ids = _grown(codes, 2 * end, dims), _grown(scales, 2 * end), _grown(ids, 2 * end)
                     block = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(len(rows), dims)
-                    c, s = quantize(block)
-                    codes.append(c)
-                    scales.append(s)
+                    codes[size:end], scales[size:end] = quantize(block)
+                    ids[size:end] = [row[0] for row in rows]
+                    size = end
             finally:
                 conn.execute("COMMIT")
         except BaseException:
@@ -113,11 +120,8 @@ class VectorMatrix:
                 self._pending = None
             raise
         with self._lock:
-            self._codes = np.concatenate(codes) if codes else np.zeros((0, dims), np.int8)
-            self._scales = np.concatenate(scales) if scales else np.zeros(0, np.float32)
-            self._ids = np.array(ids, np.int64)
-            self._size = len(ids)
-            self._row_of = {cid: row for row, cid in enumerate(ids)}
+            self._codes, self._scales, self._ids, self._size = codes, scales, ids, size
+            self._row_of = {int(cid): row for row, cid in enumerate(ids[:size])}
             self._version, self._loaded = version, True
             pending, self._pending = self._pending or [], None
             for delta in pending:
@@ -189,9 +193,12 @@ class VectorMatrix:
                 return []
             q = q / norm
             sims = np.empty(size, np.float32)
+            block = np.empty((min(size, BLOCK_ROWS), q.shape[0]), np.float32)
             for start in range(0, size, BLOCK_ROWS):
                 end = min(start + BLOCK_ROWS, size)
-                np.matmul(self._codes[start:end].astype(np.float32), q, out=sims[start:end])
+                rows = block[: end - start]
+                rows[...] = self._codes[start:end]  # int8 -> float32 in a reused buffer
+                np.matmul(rows, q, out=sims[start:end])
             sims *= self._scales[:size]
             k = min(k, size)
             top = np.argpartition(-sims, k - 1)[:k]

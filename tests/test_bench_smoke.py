@@ -1,4 +1,4 @@
-"""The benchmark scripts still run: bench/perf.py end to end on a tiny input (``--tiny``)."""
+"""The benchmark scripts still run, each end to end on a tiny input."""
 
 from __future__ import annotations
 
@@ -49,3 +49,23 @@ def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert "headline (1-4)" in result.stdout
     assert out.is_file() and out.stat().st_size > 0
+
+
+@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
+    """``embedder.py --baseline local`` (no torch needed): rounds, a ratio, and identical vectors."""
+    eval_dir = REPO_ROOT.parent / "shared" / "eval"
+    if not (eval_dir / "locomo" / "locomo10.json").is_file():
+        pytest.skip("needs ../shared/eval")
+    out = tmp_path / "embedder.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "embedder.py"), "--baseline", "local", "--chunks", "4",
+         "--reps", "2", "--model", str(MODEL), "--json", str(out)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "round 2/2" in proc.stdout and "ratio local/local2" in proc.stdout
+    result = json.loads(out.read_text())
+    assert result["chunks"] == 4 and len(result["local"]["chunks_per_s"]) == 2
+    assert result["baseline"]["kind"] == "local" and result["ratio_of_medians"] > 0
+    assert result["cosine_local_vs_baseline"]["min"] > 0.9999
