@@ -414,7 +414,8 @@ def keyword_search(conn: Any, terms: Sequence[str], limit: int, total_chunks: in
 
 def term_rows(conn: Any, term: str) -> int:
     """How many chunks contain ``term`` (a quoted phrase, as in the search)."""
-    return int(conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match_expression([term]),)).fetchone()[0])
+    sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    return int(conn.execute(sql, (match_expression([term]),)).fetchone()[0])
 
 
 def _ranked(conn: Any, expression: str, limit: int) -> list[ChunkRow]:

@@ -107,7 +107,7 @@ class VectorMatrix:
                 cursor = conn.execute("SELECT rowid, embedding FROM chunks_vec") if dims else None
                 while cursor is not None and (rows := cursor.fetchmany(BLOCK_ROWS)):
                     end = size + len(rows)
-                    if end > len(ids):  # more vectors than the count said: a write slipped in before BEGIN
+                    if end > len(ids):  # vectors without a chunk should not exist, but never write past the end
                         codes, scales, ids = _grown(codes, 2 * end, dims), _grown(scales, 2 * end), _grown(ids, 2 * end)
                     block = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(len(rows), dims)
                     codes[size:end], scales[size:end] = quantize(block)
