@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python bench/quality.py DATASET [--mode keyword|vector|hybrid|rrf|hybrid:V/T|all ...]
         [--model PATH.gguf] [--threads 1] [--mmr] [--decay] [--eval-dir ../shared/eval] [--cache-dir bench/.cache]
         [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80]
+        [--provider local|openai] [--openai-base-url URL] [--openai-model NAME] [--openai-dimensions N]
 
     DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
 
@@ -17,11 +18,15 @@ engine code the ``memory_search`` tool uses, judging hits, and the metrics, whic
 Modes (``--mode``, repeatable; default ``keyword``; ``all`` = the first four):
 
 * ``keyword`` - ``embedding.provider = "none"``: FTS5/BM25 only.
-* ``vector``  - the local GGUF model, weighted fusion with ``vector_weight = 1, text_weight = 0`` (keyword-only
+* ``vector``  - embeddings, weighted fusion with ``vector_weight = 1, text_weight = 0`` (keyword-only
   candidates score 0 and rank below the vector candidates, so the top 10 is the pure vector ranking).
-* ``hybrid``  - the local GGUF model, weighted fusion 0.7 / 0.3 (memdex's defaults).
-* ``rrf``     - the local GGUF model, ``query.fusion = "rrf"`` (k = 60).
+* ``hybrid``  - embeddings, weighted fusion 0.7 / 0.3 (OpenClaw's weights; memdex defaults to 0.2 / 0.8).
+* ``rrf``     - embeddings, ``query.fusion = "rrf"`` (k = 60).
 * ``hybrid:V/T`` - weighted fusion with vector weight V and text weight T, for experiments.
+
+Embeddings come from the local GGUF model (``--model``) or, with ``--provider openai``, from any
+OpenAI-compatible endpoint (``--openai-base-url``, ``--openai-model``, ``--openai-dimensions``; the key
+from ``OPENAI_API_KEY`` or ``MEMDEX_EMBEDDING__OPENAI__API_KEY``), exactly as memdex's settings take them.
 
 ``--mmr`` and ``--decay`` turn on ``query.mmr`` / ``query.temporal_decay`` (defaults) in every mode.
 For decay, "today" in a LoCoMo conversation is the day after its last session (when the questions
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import logging
 import math
@@ -540,6 +546,10 @@ class RunConfig:
 
     cache_dir: Path
     model: Path = DEFAULT_MODEL
+    provider: str = "local"  # or "openai"
+    openai_base_url: str | None = None
+    openai_model: str = "text-embedding-3-small"
+    openai_dimensions: int | None = None
     chunk_tokens: int = 400
     chunk_overlap: int = 80
     mmr: bool = False
@@ -550,19 +560,27 @@ class RunConfig:
         """One index per chunking and embedding setup; every embedding mode of a model shares one."""
         name = f"index-t{self.chunk_tokens}-o{self.chunk_overlap}"
         if mode.embeddings:
-            name += "-local-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.model.stem)
+            name += "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.embedder)
         return name + ".sqlite"
 
+    @property
+    def embedder(self) -> str:
+        """Which embeddings the embedding modes use, e.g. ``local-all-MiniLM-L6-v2-f16``."""
+        if self.provider == "local":
+            return f"local-{self.model.stem}"
+        where = hashlib.sha256((self.openai_base_url or "").encode()).hexdigest()[:8]
+        dims = f"-d{self.openai_dimensions}" if self.openai_dimensions else ""
+        return f"openai-{self.openai_model}{dims}-{where}"
+
     def settings(self, mode: Mode, root: Path, base: Path, extra_paths: Sequence[str]) -> Settings:
-        embedding: dict[str, Any] = (
-            {
-                "provider": "local",
-                "local": {"model": str(self.model), "n_threads": self.threads},
-                "query_timeout": QUERY_EMBED_TIMEOUT,
-            }
-            if mode.embeddings
-            else {"provider": "none"}
-        )
+        embedding: dict[str, Any] = {"provider": "none"}
+        if mode.embeddings:
+            embedding = {"provider": self.provider, "query_timeout": QUERY_EMBED_TIMEOUT}
+            if self.provider == "local":
+                embedding["local"] = {"model": str(self.model), "n_threads": self.threads}
+            else:
+                embedding["openai"] = {"base_url": self.openai_base_url, "model": self.openai_model,
+                                       "dimensions": self.openai_dimensions}  # fmt: skip
         return load_settings(
             workspace=root,
             extra_paths=list(extra_paths),
@@ -630,7 +648,7 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         synced = time.perf_counter()
         status = await engine.status()
         if mode.embeddings and status.mode != "hybrid":
-            raise RuntimeError(f"{label}: embeddings are not in use ({status.note}); check --model")
+            raise RuntimeError(f"{label}: embeddings are not in use ({status.note}); check --model / --provider")
         if ws.today is not None:
             engine.today = lambda: ws.today  # type: ignore[method-assign]
         if mode.embeddings:  # measure the steady state: vector searches served from the copy in RAM
@@ -739,7 +757,10 @@ def describe_search(suite: Suite, config: RunConfig, modes: Sequence[Mode]) -> l
         f"chunks {config.chunk_tokens}/{config.chunk_overlap} tokens; metrics macro-averaged over queries",
     ]
     if any(m.embeddings for m in modes):
-        lines.append(f"embedding model (local provider): {config.model}, {config.threads or 'all'} thread(s)")
+        if config.provider == "local":
+            lines.append(f"embedding model (local provider): {config.model}, {config.threads or 'all'} thread(s)")
+        else:
+            lines.append(f"embeddings: {config.openai_model} at {config.openai_base_url or 'api.openai.com'}")
     lines += [f"mode {m.name}: " + _mode_settings(m) for m in modes]
     return lines
 
@@ -775,7 +796,8 @@ def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeR
             "min_score": MIN_SCORE,
             "mmr": config.mmr,
             "temporal_decay": config.decay,
-            "model": str(config.model),
+            "embedder": config.embedder,
+            "model": str(config.model) if config.provider == "local" else config.openai_model,
             "threads": config.threads,
         },
         "workspaces": len(suite.workspaces),
@@ -845,6 +867,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
         help="llama.cpp threads for the embedding modes, 0 = all cores (default: %(default)s: the same "
         "vectors, and far faster than 2 when another process competes for the CPU)",
     )  # fmt: skip
+    common.add_argument("--provider", choices=["local", "openai"], default="local",
+                        help="embeddings of the embedding modes (default: %(default)s)")  # fmt: skip
+    common.add_argument("--openai-base-url", help="OpenAI-compatible endpoint (default: api.openai.com)")
+    common.add_argument("--openai-model", default="text-embedding-3-small", help="(default: %(default)s)")
+    common.add_argument("--openai-dimensions", type=int, help="ask the model for shorter vectors")
     common.add_argument("--mmr", action="store_true", help="turn on query.mmr (diversity re-ranking) in every mode")
     common.add_argument("--decay", action="store_true", help="turn on query.temporal_decay in every mode")
     common.add_argument(
@@ -877,6 +904,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = RunConfig(
         cache_dir=args.cache_dir.resolve(),
         model=args.model.expanduser().resolve(),
+        provider=args.provider,
+        openai_base_url=args.openai_base_url,
+        openai_model=args.openai_model,
+        openai_dimensions=args.openai_dimensions,
         chunk_tokens=args.chunk_tokens,
         chunk_overlap=args.chunk_overlap,
         mmr=args.mmr,

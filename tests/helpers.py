@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 
 import anyio
 
@@ -37,3 +40,27 @@ async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: f
             raise AssertionError(f"not within {timeout}s: {what}")
         await anyio.sleep(0.05)
     return time.monotonic() - started
+
+
+@contextlib.contextmanager
+def llama_server(model: Path, log: Path) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server with ``model`` for embeddings on a free loopback
+    port; yields its base URL (``…/v1``) and stops it afterwards. Its output goes to ``log``."""
+    port = free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--embedding", "true"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512", "--n_batch", "512", "--verbose", "false"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"llama_cpp.server did not start:\n{log.read_text(errors='replace')[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        stop_process(process)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import llama_server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
@@ -69,3 +72,25 @@ def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
     assert result["chunks"] == 4 and len(result["local"]["chunks_per_s"]) == 2
     assert result["baseline"]["kind"] == "local" and result["ratio_of_medians"] > 0
     assert result["cosine_local_vs_baseline"]["min"] > 0.9999
+
+
+@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
+    """``quality.py --provider openai`` against llama_cpp.server: the hybrid row, an index named after it."""
+    eval_dir = REPO_ROOT.parent / "shared" / "eval"
+    if not (eval_dir / "locomo" / "locomo10.json").is_file() or importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("needs ../shared/eval and llama-cpp-python[server]")
+    out = tmp_path / "quality.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"OPENAI_API_KEY": "unused"}
+    with llama_server(MODEL, tmp_path / "llama.log") as url:
+        result = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "bench" / "quality.py"), "locomo", "--limit-conversations", "1",
+             "--mode", "hybrid:0.2/0.8", "--provider", "openai", "--openai-base-url", url,
+             "--openai-model", "all-MiniLM-L6-v2", "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+            env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "hybrid 0.2/0.8" in result.stdout and "all-MiniLM-L6-v2 at http://127.0.0.1" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["settings"]["embedder"].startswith("openai-all-MiniLM-L6-v2-")
+    assert list((tmp_path / "cache" / "locomo").glob("*/index-t400-o80-openai-all-MiniLM-L6-v2-*.sqlite"))

@@ -10,9 +10,6 @@ import importlib.util
 import json
 import logging
 import math
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -27,7 +24,7 @@ from memory_core.embeddings.base import l2_normalize
 from memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
 from memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 
-from helpers import free_port, stop_process
+from helpers import free_port, llama_server
 from fake_openai import FakeOpenAI, Reply, fake_vector
 
 MakeProvider = Callable[..., Awaitable[OpenAIProvider]]
@@ -466,25 +463,8 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A llama_cpp.server serving all-MiniLM-L6-v2 embeddings on a free loopback port."""
     if not MODEL_FILE.is_file() or importlib.util.find_spec("llama_cpp") is None:
         pytest.skip(f"needs llama-cpp-python[server] and {MODEL_FILE}")
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL_FILE), "--embedding", "true"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512", "--n_batch", "512", "--verbose", "false"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start:\n{log.read_text(errors='replace')[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        stop_process(process)
+    with llama_server(MODEL_FILE, tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url
 
 
 @pytest.fixture
