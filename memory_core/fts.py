@@ -43,12 +43,6 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def build_fts_query(text: str) -> str | None:
-    """An FTS5 expression OR-ing the quoted terms of ``text``; None when it has no searchable term."""
-    terms = query_terms(text)
-    return match_expression(terms) if terms else None
-
-
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 

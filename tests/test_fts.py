@@ -1,4 +1,4 @@
-"""build_fts_query turns any text into a safe FTS5 OR-query; bm25_to_score maps ranks onto 0..1."""
+"""query_terms + match_expression turn any text into a safe FTS5 OR-query; bm25_to_score maps ranks onto 0..1."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory_core import db
-from memory_core.fts import MAX_TERMS, bm25_to_score, build_fts_query, query_terms
+from memory_core.fts import MAX_TERMS, bm25_to_score, match_expression, query_terms
 
 ROWS = [
     "We decided to migrate the database to Postgres 16 next sprint",
@@ -23,6 +23,12 @@ ROWS = [
 ]
 
 TERM_RE = re.compile(r'^"[^"]+"$')
+
+
+def build_fts_query(text: str) -> str | None:
+    """What a search matches for ``text`` (None: nothing to search for)."""
+    terms = query_terms(text)
+    return match_expression(terms) if terms else None
 
 
 @pytest.fixture
