@@ -160,6 +160,9 @@ async def test_a_model_change_rebuilds_the_index_and_swaps_it_in(
         await engine.sync()
         answer = await engine.search("that database thing we picked", min_score=0.0)
         assert engine.vectors_ready
+        await eventually(engine.vectors_in_ram, "the rebuilt index's vectors are in RAM")
+        ours, exact = await _vector_ids(engine, "that database thing we picked")
+        assert ours == exact
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
     assert made[0].texts_embedded == len(NOTES)
     assert sorted(p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name or ".backup-" in p.name) == []

@@ -162,3 +162,23 @@ def test_an_index_without_vectors_loads_empty(tmp_path: Path) -> None:
         assert matrix.rows == 0 and matrix.search(None, [1.0, 0.0], 3) == []
     finally:
         connection.close()
+
+
+def test_vectors_of_another_size_put_the_copy_out_of_step(conn: Any) -> None:
+    _put(conn, "a.md", _vectors(5, 1))
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    version = _version(conn)
+    matrix.apply(VectorDelta({999: [1.0, 0.0]}, before=version, after="next"))
+    assert not matrix.loaded and matrix.search("next", [1.0, 0.0], 3) is None
+
+
+def test_a_vector_without_a_chunk_is_still_loaded(conn: Any) -> None:
+    """The load sizes its arrays by the chunk count, but never writes past them."""
+    _put(conn, "a.md", _vectors(3, 1))
+    with store.transaction(conn):
+        store.insert_vectors(conn, [(1000 + i, v.tolist()) for i, v in enumerate(_vectors(5, 2))])
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    assert matrix.rows == 8
+    assert len(matrix.search(_version(conn), _vectors(1, 3)[0].tolist(), 10) or []) == 8
