@@ -24,7 +24,7 @@ from typing import Any
 # One BLAS thread (unless the user chose otherwise, or numpy was loaded first): a scan block is a
 # small matrix-vector product that a second thread barely speeds up (4.4 vs 4.7 ms at 100k rows),
 # while OpenBLAS's spinning helpers take the core the keyword half of the same search runs on
-# (hybrid p50 at 100k chunks: 25 ms with them, 20 ms without; see docs/benchmarks.md).
+# (hybrid p50 at 100k chunks: 35 ms with two threads, 20 ms with one; see docs/benchmarks.md).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
