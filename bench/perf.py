@@ -68,6 +68,7 @@ from bench.perf_support import (  # noqa: E402
     rss_mb,
     summary,
     synthetic_documents,
+    wait_until,
 )
 from memory_core import MemoryEngine, Settings, db, indexer, store  # noqa: E402
 from memory_core.config import LocalEmbeddingSettings, QuerySettings  # noqa: E402
@@ -269,7 +270,7 @@ class Bench:
                 await hybrid.sync()  # starts the provider; the unchanged store needs no indexing
                 if not hybrid.vectors_ready:
                     raise RuntimeError(f"the store at {built.index} has no usable vectors")
-                await _wait_until(hybrid.vectors_in_ram, 120, "the vectors are loaded into RAM")
+                await wait_until(hybrid.vectors_in_ram, 120, "the vectors are loaded into RAM")
                 provider = await self.provider()
                 engines: dict[str, Callable[[str], Awaitable[Any]]] = {
                     "keyword": keyword.search, "hybrid": hybrid.search,
@@ -317,7 +318,7 @@ class Bench:
         debounce = settings.watch.debounce_ms / 1000
         latencies = []
         async with MemoryEngine(settings, background_sync=True) as engine:
-            await _wait_until(partial(_is_ready, engine), 120, "the initial sync")
+            await wait_until(partial(_is_ready, engine), 120, "the initial sync")
             await anyio.sleep(1.0)  # let the watchers arm
             for run in range(max(3, cfg.runs)):
                 rel = workspace_gen.file_path(run * 7)
@@ -325,7 +326,7 @@ class Bench:
                 with (root / rel).open("a", encoding="utf-8") as fh:
                     fh.write(f"\n- perf marker {token}\n")
                 t0 = time.perf_counter()
-                await _wait_until(partial(_finds, engine, token, rel), 10 + debounce, f"{token} to be searchable")
+                await wait_until(partial(_finds, engine, token, rel), 10 + debounce, f"{token} to be searchable")
                 latencies.append(time.perf_counter() - t0)
                 print(f"  edit {run + 1}: searchable after {ms(latencies[-1]):.0f} ms")
                 await anyio.sleep(debounce + 0.3)  # separate bursts
@@ -386,15 +387,6 @@ async def _embed_then_search(engine: MemoryEngine, provider: LocalProvider, quer
     """What a hybrid search costs end to end: the real query embedding, then the search itself."""
     await provider.embed_query(query)
     return await engine.search(query)
-
-
-async def _wait_until(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    try:
-        with anyio.fail_after(timeout):
-            while not await check():
-                await anyio.sleep(0.01)
-    except TimeoutError:
-        raise RuntimeError(f"gave up after {timeout:g}s waiting for {what}") from None
 
 
 async def _is_ready(engine: MemoryEngine) -> bool:

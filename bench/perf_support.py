@@ -1,4 +1,5 @@
-"""Measurement plumbing for ``bench/perf.py``: results, statistics, settings, cached inputs, machine facts.
+"""Measurement plumbing for ``bench/perf.py``: results, statistics, settings, cached inputs, machine facts,
+and :func:`wait_until`, which ``bench/quality.py`` shares.
 
 Also the one seam the benchmark needs inside the engine: :func:`synthetic_documents` makes every
 ``MemoryEngine`` opened inside it wrap its embedding provider in :class:`SyntheticVectors`, so a
@@ -18,11 +19,12 @@ import resource
 import shutil
 import statistics
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 
 from bench import workspace_gen
@@ -67,6 +69,16 @@ class Metric:
             "target": self.target, "target_is_minimum": self.higher_is_better, "verdict": self.verdict,
             "note": self.note, "detail": self.detail,
         }  # fmt: skip
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    """Poll ``check`` until it is true; a RuntimeError naming ``what`` after ``timeout`` seconds."""
+    try:
+        with anyio.fail_after(timeout):
+            while not await check():
+                await anyio.sleep(0.01)
+    except TimeoutError:
+        raise RuntimeError(f"gave up after {timeout:g}s waiting for {what}") from None
 
 
 def percentile(values: Sequence[float], q: float) -> float:

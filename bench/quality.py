@@ -71,6 +71,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
+from bench.perf_support import wait_until  # noqa: E402
 from memory_core.config import Settings, load_settings  # noqa: E402
 from memory_core.engine import MemoryEngine  # noqa: E402
 from memory_core.models import Hit  # noqa: E402
@@ -652,9 +653,7 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         if ws.today is not None:
             engine.today = lambda: ws.today  # type: ignore[method-assign]
         if mode.embeddings:  # measure the steady state: vector searches served from the copy in RAM
-            with anyio.fail_after(300):
-                while not await engine.vectors_in_ram():
-                    await anyio.sleep(0.05)
+            await wait_until(engine.vectors_in_ram, 300, f"{label}: the vectors in RAM")
         expected = "hybrid" if mode.embeddings else "keyword"
         for query in ws.queries:
             answer = await engine.search(query.text, max_results=suite.fetch, min_score=MIN_SCORE)

@@ -180,16 +180,14 @@ class MemoryEngine:
         of the vectors, and the cached counts are dropped.
         """
 
-        def run() -> indexer.Written:
-            target = conn if conn is not None else self._writer
+        def run(target: Any, *args: Any) -> indexer.Written:
             written = fn(target, *args)
             if target is self._writer:
                 self._matrix.apply(written.vectors)
                 self._counts = None
             return written
 
-        self._require_open()
-        return await anyio.to_thread.run_sync(run, limiter=self._write_limiter)
+        return await self._write(run, *args, conn=conn)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""

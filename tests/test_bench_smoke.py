@@ -16,6 +16,8 @@ from helpers import llama_server
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
+LOCOMO = REPO_ROOT.parent / "shared" / "eval" / "locomo" / "locomo10.json"
+needs_locomo = pytest.mark.skipif(not LOCOMO.is_file(), reason="needs ../shared/eval")
 
 
 @pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
@@ -38,11 +40,9 @@ def test_perf_runs_every_section_on_a_tiny_input(tmp_path: Path) -> None:
     assert result["machine"]["cores"] >= 1
 
 
+@needs_locomo
 def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     """``quality.py locomo`` builds one conversation's workspace, searches it and prints the headline row."""
-    eval_dir = REPO_ROOT.parent / "shared" / "eval"
-    if not (eval_dir / "locomo" / "locomo10.json").is_file():
-        pytest.skip("needs ../shared/eval")
     out = tmp_path / "quality.json"
     result = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / "quality.py"), "locomo", "--limit-conversations", "1",
@@ -54,12 +54,10 @@ def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     assert out.is_file() and out.stat().st_size > 0
 
 
+@needs_locomo
 @pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
 def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
     """``embedder.py --baseline local`` (no torch needed): rounds, a ratio, and identical vectors."""
-    eval_dir = REPO_ROOT.parent / "shared" / "eval"
-    if not (eval_dir / "locomo" / "locomo10.json").is_file():
-        pytest.skip("needs ../shared/eval")
     out = tmp_path / "embedder.json"
     proc = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / "embedder.py"), "--baseline", "local", "--chunks", "4",
@@ -74,12 +72,11 @@ def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
     assert result["cosine_local_vs_baseline"]["min"] > 0.9999
 
 
+@needs_locomo
 @pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama-cpp-python[server]")
 def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
     """``quality.py --provider openai`` against llama_cpp.server: the hybrid row, an index named after it."""
-    eval_dir = REPO_ROOT.parent / "shared" / "eval"
-    if not (eval_dir / "locomo" / "locomo10.json").is_file() or importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("needs ../shared/eval and llama-cpp-python[server]")
     out = tmp_path / "quality.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"OPENAI_API_KEY": "unused"}
     with llama_server(MODEL, tmp_path / "llama.log") as url:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from helpers import eventually
-from memory_core import MemoryEngine, load_settings, store
+from memory_core import MemoryEngine, db, load_settings, store
 from memory_core import engine as engine_module
 from memory_core.embeddings.factory import ProviderChoice, build
 from memory_core.errors import EmbeddingError
@@ -214,8 +216,6 @@ async def test_a_dimension_change_rebuilds_the_vector_table(
         await engine.sync()
         answer = await engine.search("that database thing we picked", min_score=0.0)
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
-    from memory_core import db, store
-
     conn = db.connect(index_path)
     try:
         assert store.vector_dims(conn) == 128
@@ -261,17 +261,13 @@ async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
 
 def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Path) -> None:
     """Pruning keeps the entries used most recently, not the ones written most recently."""
-    import time as _time
-
-    from memory_core import store
-
     conn = store.open_index(tmp_path / "cache.sqlite")
     key = store.CacheKey("local", "m", "f")
     try:
         for name in ("a", "b", "c", "d"):
             store.cache_vectors(conn, key, {name: [1.0, 0.0]})
-            _time.sleep(0.01)
-        _time.sleep(0.01)
+            time.sleep(0.01)
+        time.sleep(0.01)
         assert set(store.cached_vectors(conn, key, ["a"])) == {"a"}  # 'a' is now the most recently used
         assert store.prune_cache(conn, 2) == 2
         assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"])) == {"a", "d"}
@@ -284,8 +280,6 @@ async def test_a_slow_query_embedding_answers_with_keywords_in_time(
     notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A query vector slower than embedding.query_timeout: keyword results and a warning, no waiting it out."""
-    import anyio
-
     class Slow(Instrumented):
         async def embed_query(self, text: str) -> list[float]:
             await anyio.sleep(30)
@@ -359,8 +353,6 @@ async def test_keyword_search_finds_new_files_while_their_vectors_are_still_bein
     notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sync writes chunks first and embeds them after: a slow model never hides them from keyword search."""
-    import anyio
-
     release = anyio.Event()
 
     class Held(Instrumented):
