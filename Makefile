@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run stdio test clean
+.PHONY: run stdio lint test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,12 @@ run: $(VENV)/.installed-run  ## Streamable HTTP on http://127.0.0.1:8765/mcp ove
 stdio: $(VENV)/.installed-run  ## the same over stdio, as MCP clients launch it
 	$(BIN)/memdex serve --workspace examples/workspace
 
-test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+lint: $(VENV)/.installed-test  ## ruff over the repository, mypy --strict over memory_core
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q -rs
 
 clean:
 	rm -rf $(VENV) bench/.cache .pytest_cache

@@ -50,8 +50,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/perf.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import workspace_gen  # noqa: E402
-from bench.perf_support import (  # noqa: E402
+from bench import workspace_gen
+from bench.perf_support import (
     DEFAULT_CACHE,
     DEFAULT_MODEL,
     Metric,
@@ -70,13 +70,13 @@ from bench.perf_support import (  # noqa: E402
     synthetic_documents,
     wait_until,
 )
-from memory_core import MemoryEngine, Settings, db, indexer, store  # noqa: E402
-from memory_core.config import LocalEmbeddingSettings, QuerySettings  # noqa: E402
-from memory_core.embeddings.local import LocalProvider  # noqa: E402
-from memory_core.engine import MAX_CANDIDATES  # noqa: E402
-from memory_core.fts import query_terms  # noqa: E402
-from memory_core.vector_matrix import VectorMatrix  # noqa: E402
-from memory_core.workspace import Workspace  # noqa: E402
+from memory_core import MemoryEngine, Settings, db, indexer, store
+from memory_core.config import LocalEmbeddingSettings, QuerySettings
+from memory_core.embeddings.local import LocalProvider
+from memory_core.fts import query_terms
+from memory_core.limits import MAX_CANDIDATES
+from memory_core.vector_matrix import VectorMatrix
+from memory_core.workspace import Workspace
 
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
 SERVE_TARGET_S = 1.5
@@ -262,33 +262,35 @@ class Bench:
         cfg = self.cfg
         label = f"{_count(built.chunks)} chunks"
         modes: dict[str, list[tuple[float, float]]] = {"keyword": [], "hybrid": [], "hybrid + real query embedding": []}
-        with synthetic_documents(vectors):
-            keyword = MemoryEngine(self.settings(built.workspace, built.index), background_sync=False)
-            hybrid = MemoryEngine(self.settings(built.workspace, built.index, "local"), background_sync=False)
-            async with keyword, hybrid:
-                await keyword.sync()
-                await hybrid.sync()  # starts the provider; the unchanged store needs no indexing
-                if not hybrid.vectors_ready:
-                    raise RuntimeError(f"the store at {built.index} has no usable vectors")
-                await wait_until(hybrid.vectors_in_ram, 120, "the vectors are loaded into RAM")
-                provider = await self.provider()
-                engines: dict[str, Callable[[str], Awaitable[Any]]] = {
-                    "keyword": keyword.search, "hybrid": hybrid.search,
-                    "hybrid + real query embedding": lambda q: _embed_then_search(hybrid, provider, q),
-                }  # fmt: skip
-                for q in queries[:5]:  # warm-up: page cache, connection pool
-                    for search in engines.values():
-                        await search(q)
-                rng = random.Random(cfg.seed)
-                for _ in range(cfg.runs):
-                    times: dict[str, list[float]] = {mode: [] for mode in modes}
-                    for q in rng.sample(queries, len(queries)):
-                        for mode in rng.sample(list(engines), len(engines)):  # side by side, order shuffled
-                            t0 = time.perf_counter()
-                            await engines[mode](q)
-                            times[mode].append(time.perf_counter() - t0)
-                    for mode, samples in times.items():
-                        modes[mode].append((percentile(samples, 0.5), percentile(samples, 0.95)))
+        factory = synthetic_documents(vectors)
+        keyword = MemoryEngine(self.settings(built.workspace, built.index), background_sync=False)
+        hybrid = MemoryEngine(
+            self.settings(built.workspace, built.index, "local"), background_sync=False, provider_factory=factory
+        )
+        async with keyword, hybrid:
+            await keyword.sync()
+            await hybrid.sync()  # starts the provider; the unchanged store needs no indexing
+            if not hybrid.vectors_ready:
+                raise RuntimeError(f"the store at {built.index} has no usable vectors")
+            await wait_until(hybrid.vectors_in_ram, 120, "the vectors are loaded into RAM")
+            provider = await self.provider()
+            engines: dict[str, Callable[[str], Awaitable[Any]]] = {
+                "keyword": keyword.search, "hybrid": hybrid.search,
+                "hybrid + real query embedding": lambda q: _embed_then_search(hybrid, provider, q),
+            }  # fmt: skip
+            for q in queries[:5]:  # warm-up: page cache, connection pool
+                for search in engines.values():
+                    await search(q)
+            rng = random.Random(cfg.seed)
+            for _ in range(cfg.runs):
+                times: dict[str, list[float]] = {mode: [] for mode in modes}
+                for q in rng.sample(queries, len(queries)):
+                    for mode in rng.sample(list(engines), len(engines)):  # side by side, order shuffled
+                        t0 = time.perf_counter()
+                        await engines[mode](q)
+                        times[mode].append(time.perf_counter() - t0)
+                for mode, samples in times.items():
+                    modes[mode].append((percentile(samples, 0.5), percentile(samples, 0.95)))
         parts = _store_breakdown(built.index, queries, vectors)
         metrics = []
         for mode, runs in modes.items():
@@ -471,16 +473,16 @@ async def _rss_worker(workspace: Path, index: Path, model: Path, files: int, sea
     phases = {"start_mb": rss_mb()}
     queries = workspace_gen.sample_queries(files, searches)
     settings = bench_settings(workspace, index, "local", model)
-    with synthetic_documents():  # document vectors stay synthetic; queries use the real model
-        async with MemoryEngine(settings, background_sync=False) as engine:
-            await engine.sync()
-            phases["after_open_and_sync_mb"] = rss_mb()
-            for q in queries:
-                answer = await engine.search(q)
-                if answer.mode != "hybrid":
-                    raise RuntimeError(f"expected hybrid search, got {answer.mode}: {answer.warning}")
-            phases["after_searches_mb"] = rss_mb()
-            status = await engine.status()
+    factory = synthetic_documents()  # document vectors stay synthetic; queries use the real model
+    async with MemoryEngine(settings, background_sync=False, provider_factory=factory) as engine:
+        await engine.sync()
+        phases["after_open_and_sync_mb"] = rss_mb()
+        for q in queries:
+            answer = await engine.search(q)
+            if answer.mode != "hybrid":
+                raise RuntimeError(f"expected hybrid search, got {answer.mode}: {answer.warning}")
+        phases["after_searches_mb"] = rss_mb()
+        status = await engine.status()
     return {**{k: round(v, 1) for k, v in phases.items()}, "peak_mb": round(peak_rss_mb(), 1),
             "chunks": status.chunks, "searches": len(queries)}  # fmt: skip
 

@@ -1,10 +1,9 @@
 """Measurement plumbing for ``bench/perf.py``: results, statistics, settings, cached inputs, machine facts,
 and :func:`wait_until`, which ``bench/quality.py`` shares.
 
-Also the one seam the benchmark needs inside the engine: :func:`synthetic_documents` makes every
-``MemoryEngine`` opened inside it wrap its embedding provider in :class:`SyntheticVectors`, so a
-100k-chunk vector store can be built without hours of model time (the engine has no provider
-injection point, so ``memory_core.engine.open_provider`` is swapped for the duration).
+Also :func:`synthetic_documents`, a provider factory for ``MemoryEngine(provider_factory=...)`` that
+wraps the embedding provider in :class:`SyntheticVectors`, so a 100k-chunk vector store can be built
+without hours of model time.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import resource
 import shutil
 import statistics
 import subprocess
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,9 @@ import numpy as np
 
 from bench import workspace_gen
 from memory_core import MemoryEngine, Settings, load_settings
-from memory_core import engine as engine_module
 from memory_core.db import driver
 from memory_core.embeddings.base import EmbeddingProvider
-from memory_core.embeddings.factory import ProviderChoice
+from memory_core.embeddings.factory import ProviderChoice, ProviderFactory, open_provider
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
@@ -175,29 +173,23 @@ class SyntheticVectors:
         cached = self.query_vectors.get(text)
         return cached if cached is not None else await self.inner.embed_query(text)
 
-    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
         return [random_unit_vector(t, self.dims) for t in texts]
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-@contextlib.contextmanager
-def synthetic_documents(query_vectors: Mapping[str, list[float]] | None = None) -> Iterator[None]:
-    """Every engine opened inside gets its provider wrapped in :class:`SyntheticVectors`."""
-    original = engine_module.open_provider
+def synthetic_documents(query_vectors: Mapping[str, list[float]] | None = None) -> ProviderFactory:
+    """A provider factory for MemoryEngine whose providers are wrapped in :class:`SyntheticVectors`."""
 
-    async def wrapped(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
-        choice = await original(settings, exclude)
+    async def factory(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
+        choice = await open_provider(settings, exclude)
         if choice.provider is None:
             return choice
         return ProviderChoice(SyntheticVectors(choice.provider, query_vectors), choice.note)
 
-    engine_module.open_provider = wrapped  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        engine_module.open_provider = original  # type: ignore[assignment]
+    return factory
 
 
 # Cached inputs ------------------------------------------------------------------------------------
@@ -252,12 +244,12 @@ async def cached_store(cache_dir: Path, chunks: int, seed: int, model: Path) -> 
         return Store(workspace, index, info["files"], info["chunks"]), None
     shutil.rmtree(root, ignore_errors=True)
     generated = workspace_gen.write_workspace(workspace, chunks=chunks, seed=seed)
-    with synthetic_documents():
-        async with MemoryEngine(bench_settings(workspace, index, "local", model), background_sync=False) as engine:
-            report = await engine.sync()
-            status = await engine.status()
-            if status.mode != "hybrid":
-                raise RuntimeError(f"the synthetic store at {index} has no vectors: {status.note}")
+    settings = bench_settings(workspace, index, "local", model)
+    async with MemoryEngine(settings, background_sync=False, provider_factory=synthetic_documents()) as engine:
+        report = await engine.sync()
+        status = await engine.status()
+        if status.mode != "hybrid":
+            raise RuntimeError(f"the synthetic store at {index} has no vectors: {status.note}")
     marker.write_text(json.dumps({"files": status.files, "chunks": status.chunks, "generated": generated.files}))
     return Store(workspace, index, status.files, status.chunks), report.seconds
 

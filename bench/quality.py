@@ -71,10 +71,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.perf_support import wait_until  # noqa: E402
-from memory_core.config import Settings, load_settings  # noqa: E402
-from memory_core.engine import MemoryEngine  # noqa: E402
-from memory_core.models import Hit  # noqa: E402
+from bench.perf_support import wait_until
+from memory_core.config import Settings, load_settings
+from memory_core.engine import MemoryEngine
+from memory_core.models import Hit
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_CACHE_DIR = REPO_ROOT / "bench" / ".cache"

@@ -1,20 +1,29 @@
 """Append-only writes to memory files, safe under concurrent callers.
 
-Each append takes a per-file lock (a thread lock, plus ``flock`` between processes where the OS has
-it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it.
-Existing text is never rewritten. An entry whose exact lines already stand whole in the file is not
-written again, so a model that repeats itself during a flush does not duplicate notes.
+Each append opens the file with :meth:`MemoryFile.open` (missing folders made one at a time, never
+through a symlink), takes a per-file lock (a thread lock, plus ``flock`` between processes where
+the OS has it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and
+``fsync``s it. Existing text is never rewritten, nor read whole: only its last :data:`TAIL_BYTES`
+are read, and its lines are counted as ``\\n`` bytes, a block at a time.
+
+An entry identical to one of the last :data:`RECENT_ENTRIES` entries of the file is not written
+again, so a model that repeats itself during a flush does not duplicate notes, while the same
+short note later on ("Tests pass.") is kept. The file's entries are its paragraphs (runs of
+non-blank lines), a lone ``## heading`` joined to the paragraph after it, compared without
+trailing whitespace; an entry of several paragraphs must match as many in a row.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import InputError
+from .limits import MAX_APPEND_BYTES
 from .models import AppendReceipt
 from .textutil import split_lines
 from .workspace import MemoryFile
@@ -24,8 +33,10 @@ try:
 except ImportError:  # Windows: the thread lock alone serialises writers in this process
     fcntl = None  # type: ignore[assignment]
 
-MAX_APPEND_BYTES = 16 * 1024
 MAX_HEADING_CHARS = 200
+RECENT_ENTRIES = 3
+TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
+_BLOCK = 1 << 20
 
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -59,43 +70,86 @@ def format_entry(text: str, heading: str | None) -> str:
 
 
 def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> AppendReceipt:
-    """Append ``entry`` (from :func:`format_entry`) to ``file``; ``title`` heads a newly created file."""
-    file.path.parent.mkdir(parents=True, exist_ok=True)
+    """Append ``entry`` (from :func:`format_entry`) to ``file``; ``title`` heads a newly created file.
+
+    A repeat of a recent entry writes nothing, and its receipt gives the lines of the earlier copy.
+    """
     with _file_lock(file.path):
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        fd = os.open(file.path, flags, 0o644)
+        fd = file.open(os.O_RDWR | os.O_APPEND | getattr(os, "O_BINARY", 0), create=True)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            existing = _read_all(fd)
-            created = not existing
-            if _already_there(entry, existing):
-                lines = len(split_lines(existing.decode("utf-8", errors="replace")))
+            size = os.fstat(fd).st_size
+            tail_start = max(0, size - TAIL_BYTES)
+            tail = _read(fd, tail_start, size)
+            newlines = _newlines(fd, tail_start) + tail.count(b"\n")
+            earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
+            if earlier is not None:
                 return AppendReceipt(
-                    path=file.rel, start_line=lines, end_line=lines, bytes_written=0, created=False, duplicate=True
+                    path=file.rel, start_line=earlier[0], end_line=earlier[1], bytes_written=0, created=False,
+                    duplicate=True,
                 )
-            prefix = _separator(existing, title)
+            prefix = _separator(tail, title)
             data = (prefix + entry).encode("utf-8")
             _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)  # closing releases the flock
-    before = len(split_lines((existing + prefix.encode("utf-8")).decode("utf-8", errors="replace")))
-    after = before + len(split_lines(entry))
+    start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
     return AppendReceipt(
-        path=file.rel, start_line=before + 1, end_line=after, bytes_written=len(data), created=created
+        path=file.rel, start_line=start, end_line=start + entry.count("\n") - 1, bytes_written=len(data),
+        created=size == 0,
     )
 
 
-def _already_there(entry: str, existing: bytes) -> bool:
-    """True when the entry's lines already stand, whole and in order, in the file."""
-    block = "\n".join(split_lines(entry.strip()))
-    text = "\n".join(split_lines(existing.decode("utf-8", errors="replace")))
-    return f"\n{block}\n" in f"\n{text}\n"
+class _Entry(NamedTuple):
+    lines: tuple[str, ...]
+    first: int
+    last: int
+
+
+def _recent_copy(entry: str, tail: bytes, newlines: int, *, cut: bool) -> tuple[int, int] | None:
+    """Where ``entry`` stands among the last :data:`RECENT_ENTRIES` entries of a file ending in ``tail``.
+
+    ``newlines`` counts the whole file's; ``cut`` says the tail starts inside the file, so its first
+    line and first entry may be partial and are left out. Returns the copy's first and last line.
+    """
+    skip = tail.find(b"\n") + 1 if cut else 0
+    lines = split_lines(tail[skip:].decode("utf-8", errors="replace"))
+    first_line = newlines - tail[skip:].count(b"\n") + 1
+    entries = _entries(lines, first_line)[1 if cut else 0 :]
+    wanted = [e.lines for e in _entries(split_lines(entry), 1)]
+    count = len(wanted)
+    latest = len(entries) - count
+    for i in range(latest, max(-1, latest - RECENT_ENTRIES), -1):
+        if [e.lines for e in entries[i : i + count]] == wanted:
+            return entries[i].first, entries[i + count - 1].last
+    return None
+
+
+def _entries(lines: Sequence[str], first: int) -> list[_Entry]:
+    """The paragraphs of ``lines`` (numbered from ``first``), a lone ``## heading`` joined to the next one."""
+    found: list[_Entry] = []
+    current: list[str] = []
+    start = end = first
+    for number, raw in enumerate(lines, first):
+        line = raw.rstrip()
+        if line:
+            start = start if current else number
+            current.append(line)
+            end = number
+        elif len(current) == 1 and current[0].startswith("## "):
+            current.append("")
+        elif current:
+            found.append(_Entry(tuple(current[: end - start + 1]), start, end))
+            current = []
+    if current:
+        found.append(_Entry(tuple(current[: end - start + 1]), start, end))
+    return found
 
 
 def _separator(existing: bytes, title: str | None) -> str:
-    """What goes between the file's current end and the new entry: a title or a blank line."""
+    """What goes between the file's end (``existing``: its last bytes) and the new entry: a title or a blank line."""
     if not existing:
         return f"{title}\n\n" if title else ""
     if existing.endswith(b"\n\n"):
@@ -103,12 +157,19 @@ def _separator(existing: bytes, title: str | None) -> str:
     return "\n" if existing.endswith(b"\n") else "\n\n"
 
 
-def _read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
+def _read(fd: int, start: int, end: int) -> bytes:
+    """Bytes ``start``…``end`` of the file (fewer if it is shorter)."""
+    os.lseek(fd, start, os.SEEK_SET)
     chunks = []
-    while block := os.read(fd, 1 << 16):
+    while start < end and (block := os.read(fd, min(_BLOCK, end - start))):
         chunks.append(block)
+        start += len(block)
     return b"".join(chunks)
+
+
+def _newlines(fd: int, end: int) -> int:
+    """How many ``\\n`` bytes the file holds before offset ``end``, counted a block at a time."""
+    return sum(_read(fd, start, min(start + _BLOCK, end)).count(b"\n") for start in range(0, end, _BLOCK))
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from .errors import ConfigError
+from .limits import MAX_RESULTS
 
 _TOML_FILE: ContextVar[Path | None] = ContextVar("memdex_toml_file", default=None)
 
@@ -43,7 +44,7 @@ class ChunkingSettings(_Section):
 class QuerySettings(_Section):
     """Defaults for memory_search when the caller does not say."""
 
-    max_results: int = Field(6, ge=1, le=50, description="results returned by default")
+    max_results: int = Field(6, ge=1, le=MAX_RESULTS, description="results returned by default")
     min_score: float = Field(0.35, ge=0.0, le=1.0, description="a result needs this vector or keyword score")
     fusion: Literal["weighted", "rrf"] = Field("weighted", description="how vector and keyword ranks combine")
     vector_weight: float = Field(0.2, ge=0.0, le=1.0, description="share of the vector score (benchmarked)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3 as _stdlib_sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -69,7 +70,7 @@ def _load_vec(conn: Any) -> str:
 def _probe() -> SqliteDriver:
     candidates: list[ModuleType] = [_stdlib_sqlite3]
     try:
-        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
+        import pysqlite3.dbapi2 as pysqlite3
 
         candidates.append(pysqlite3)
     except ImportError:
@@ -115,15 +116,65 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
     else:
         conn = drv.module.connect(str(path), check_same_thread=False, isolation_level=None)
     conn.row_factory = drv.module.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if not readonly:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-    if drv.vectors:
-        _load_vec(conn)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            _set_wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
+        if drv.vectors:
+            _load_vec(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _set_wal(conn: Any) -> None:
+    """Put the database in WAL mode, waiting up to the busy timeout for other connections.
+
+    Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+    without the busy handler, while another process holds any lock (several processes opening one
+    new index all try it together); this retries instead.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.002
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return
+        except database_error() as exc:
+            if error_code(exc) != SQLITE_BUSY or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2 * delay, 0.05)
 
 
 def database_error() -> type[Exception]:
     """The DatabaseError class of the active driver (stdlib and pysqlite3 have separate ones)."""
     return driver().module.DatabaseError  # type: ignore[no-any-return]
+
+
+SQLITE_BUSY = 5
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+
+
+def error_code(exc: BaseException) -> int | None:
+    """The primary SQLite result code of a driver exception (either driver), or None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF
+    text = str(exc).strip().lower()  # drivers that do not set sqlite_errorcode
+    for words, value in (
+        ("database is locked", SQLITE_BUSY),
+        ("malformed", SQLITE_CORRUPT),
+        ("not a database", SQLITE_NOTADB),
+    ):
+        if words in text:
+            return value
+    return None
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True when ``exc`` says the database file is damaged or is not a database at all."""
+    return error_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB)

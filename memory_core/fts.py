@@ -18,9 +18,7 @@ _TERM = re.compile(r"[^\W_]+(?:_[^\W_]+)*")  # letters/digits, joined by inner u
 
 # Words that carry no retrieval signal in questions; dropped only when other terms remain.
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in into is it
-    its me my of on or our she he her his him so that the their them they this to was we were what when where
-    which who whom why will with would you your""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "he", "her", "his", "him", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
 )
 
 

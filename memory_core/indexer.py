@@ -19,6 +19,7 @@ from typing import Any
 
 from . import store
 from .chunking import Chunk, chunk_markdown
+from .errors import PathError
 from .store import FileState
 from .textutil import sha256_hex
 from .transcripts import chunk_transcript, parse_transcript
@@ -45,8 +46,8 @@ class Prepared:
 
 def _stat(file: MemoryFile) -> tuple[int, int] | None:
     try:
-        st = os.stat(file.path)
-    except OSError:
+        st = file.stat()  # through the memory root, never through a symlink
+    except PathError:
         return None
     return st.st_mtime_ns, st.st_size
 
@@ -89,8 +90,8 @@ def prepare(
                 deferred.append(file.rel)
             continue
         try:
-            data = file.path.read_bytes()
-        except OSError:
+            data = file.read_bytes()
+        except PathError:
             vanished.append(file.rel)
             continue
         mtime_ns, size = seen
@@ -123,10 +124,10 @@ def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_
         return False
     if delta_lines > 0:
         try:
-            with file.path.open("rb") as handle:
+            with os.fdopen(file.open(), "rb") as handle:
                 handle.seek(old.size)
                 new_lines = handle.read(growth).count(b"\n")
-        except OSError:
+        except (OSError, PathError):
             return False  # let the full read report it
         if new_lines >= delta_lines:
             return False
@@ -174,13 +175,20 @@ def write(
     return Written(stale, delta)
 
 
-def write_vectors(conn: Any, rows: list[tuple[int, Sequence[float]]]) -> Written:
-    """Store vectors for chunks that had none, in one transaction."""
+def write_vectors(conn: Any, rows: Sequence[tuple[int, str, Sequence[float]]]) -> Written:
+    """Store ``(chunk id, chunk hash, vector)`` for chunks that had none, in one transaction.
+
+    Vectors are made outside any lock, so a chunk may have been replaced or removed meanwhile: only
+    chunks that still exist with the same text and still lack a vector get one.
+    """
     delta = store.VectorDelta()
     with store.transaction(conn):
-        store.insert_vectors(conn, rows)
-        delta.added(rows)
-        store.stamp_vectors(conn, delta)
+        wanted = store.chunks_lacking_vectors(conn, [(cid, h) for cid, h, _ in rows])
+        fresh = [(cid, vector) for cid, h, vector in rows if cid in wanted]
+        if fresh:
+            store.insert_vectors(conn, fresh)
+            delta.added(fresh)
+            store.stamp_vectors(conn, delta)
     return Written([], delta)
 
 

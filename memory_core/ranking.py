@@ -15,11 +15,10 @@ from dataclasses import dataclass, replace
 
 from .config import QuerySettings
 from .fts import bm25_to_score, term_coverage
+from .limits import SNIPPET_CHARS
 from .models import Hit
 from .store import ChunkRow
 from .textutil import clip
-
-SNIPPET_CHARS = 700
 
 _DATED = re.compile(r"(?:^|/)memory/(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
 _WORD = re.compile(r"[^\W_]+")

@@ -1,19 +1,20 @@
 """Read exact lines of a memory file from disk, in bounded pieces.
 
+The file is read through :meth:`MemoryFile.open` (never through a symlink), and its lines are
+numbered as the indexer numbers them: split on ``\\n`` only.
+
 A session transcript is read the way it is indexed: its user and assistant messages as
 ``User: …`` / ``Assistant: …`` lines, addressed by the JSONL line numbers of the file.
 """
 
 from __future__ import annotations
 
-from .errors import InputError, PathError
+from .errors import InputError
+from .limits import MAX_READ_CHARS, MAX_READ_LINES
 from .models import Excerpt
 from .textutil import split_lines
 from .transcripts import lines_between, parse_transcript
 from .workspace import MemoryFile
-
-MAX_LINES = 200
-MAX_CHARS = 16_000
 
 
 def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None) -> Excerpt:
@@ -25,12 +26,7 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
         raise InputError(f"from must be 1 or more (got {from_line}); lines are numbered from 1")
     if lines is not None and lines < 1:
         raise InputError(f"lines must be 1 or more (got {lines}); omit it to read to the end")
-    try:
-        content = file.path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise PathError(f"no memory file at {file.rel}; run memory_search to find existing paths") from None
-    except OSError as exc:
-        raise PathError(f"cannot read {file.rel}: {exc.strerror}") from None
+    content = file.read_bytes().decode("utf-8", errors="replace")  # PathError if it cannot be read safely
     if file.source == "sessions":
         transcript = parse_transcript(content)
         total = transcript.total_lines
@@ -43,7 +39,7 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
         raise InputError(f"from={from_line} is past the end of {file.rel}, which has {total} lines")
     wanted = total - from_line + 1 if lines is None else min(lines, total - from_line + 1)
     last_wanted = from_line + wanted - 1
-    window_end = from_line + min(wanted, MAX_LINES) - 1
+    window_end = from_line + min(wanted, MAX_READ_LINES) - 1
     if file.source == "sessions":
         numbered = lines_between(transcript, from_line, window_end)
     else:
@@ -53,19 +49,19 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
     note = None
     to = window_end
     for number, line in numbered:
-        if used + len(line) > MAX_CHARS:
+        if used + len(line) > MAX_READ_CHARS:
             if out:
                 to = number - 1
             else:
-                out.append(line[:MAX_CHARS])
+                out.append(line[:MAX_READ_CHARS])
                 to = number
-                note = f"line {number} is longer than {MAX_CHARS} characters and was cut"
+                note = f"line {number} is longer than {MAX_READ_CHARS} characters and was cut"
             break
         out.append(line)
         used += len(line) + 1  # the newline that joins it to the next line
     next_from = to + 1 if to < last_wanted else None
     if next_from and note is None:
-        note = f"answer capped at {MAX_LINES} lines / {MAX_CHARS} characters; continue with from={next_from}"
+        note = f"answer capped at {MAX_READ_LINES} lines / {MAX_READ_CHARS} characters; continue with from={next_from}"
     if not out and note is None:
         note = f"lines {from_line}-{to} hold no user or assistant messages"
     return Excerpt(

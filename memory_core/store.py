@@ -20,7 +20,6 @@ from typing import Any
 
 from . import db, swap
 from .chunking import Chunk
-from .errors import StoreError
 from .fts import match_expression
 
 logger = logging.getLogger(__name__)
@@ -105,39 +104,106 @@ def transaction(conn: Any) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def open_index(path: Path) -> Any:
-    """Open (creating if needed) the index at ``path`` for writing.
+class NeedsReset(Exception):
+    """The file at the index path is damaged, foreign or of another schema: rebuild it from the Markdown."""
 
-    The index is derived data: a file that is not a memdex index of this schema version, or is
-    corrupt, is deleted and recreated empty, and the next sync rebuilds it from the Markdown.
+
+def open_index(path: Path) -> Any:
+    """Open the index at ``path`` for writing, creating its schema in a new or empty file.
+
+    Raises :class:`NeedsReset` when the file is corrupt, not a database, or not a memdex index of
+    this schema version; any other SQLite error (locked, I/O, disk full) propagates untouched, and
+    nothing is ever deleted here.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = db.connect(path)
-        if _ensure_schema(conn):
-            return conn
-        conn.close()
-        logger.warning("index %s has another schema version; rebuilding it from the Markdown", path)
     except db.database_error() as exc:
-        logger.warning("index %s is unreadable (%s); rebuilding it from the Markdown", path, exc)
-    swap.remove(path)
-    conn = db.connect(path)
-    if not _ensure_schema(conn):
-        raise StoreError(f"could not create an index at {path}; check that the folder is writable")
+        if db.is_corruption(exc):
+            raise NeedsReset(str(exc)) from exc
+        raise
+    try:
+        _ensure_schema(conn)
+    except db.database_error() as exc:
+        conn.close()
+        if db.is_corruption(exc):
+            raise NeedsReset(str(exc)) from exc
+        raise
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
-def _ensure_schema(conn: Any) -> bool:
-    """Create the schema in an empty database; False when the file holds something else."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version == SCHEMA_VERSION:
-        conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
-        return True
-    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if version != 0 or tables:
-        return False
-    conn.executescript(_SCHEMA)
-    return True
+def _ensure_schema(conn: Any) -> None:
+    """Create the schema in an empty database, in one transaction (two processes may race to do it).
+
+    An existing index is probed where every open reads next (its meta rows, the FTS structure), so
+    that damage there shows here, as :class:`NeedsReset`, rather than in the first query.
+    """
+    if _user_version(conn) == SCHEMA_VERSION:
+        _probe(conn)
+        return
+    with transaction(conn):
+        version = _user_version(conn)  # another process may have created it since the first look
+        if version == SCHEMA_VERSION:
+            return
+        if version != 0 or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise NeedsReset(f"the file holds schema version {version}, not a memdex index of version {SCHEMA_VERSION}")
+        for statement in _statements(_SCHEMA):
+            conn.execute(statement)
+
+
+def _probe(conn: Any) -> None:
+    """Read the small structures every open needs; raises the driver's error when they are damaged."""
+    conn.execute("SELECT key, value FROM meta").fetchall()
+    conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
+
+
+def _user_version(conn: Any) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _statements(script: str) -> list[str]:
+    """``script`` cut into whole statements (executescript would commit the caller's transaction)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if db.driver().module.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    return statements
+
+
+def reset(path: Path) -> None:
+    """Turn the file at ``path`` into an empty database, in place, whatever its pages hold.
+
+    The caller holds the rebuild lock. An empty database is copied over the file with SQLite's
+    backup API, in one transaction, so other processes' connections see the change instead of
+    losing a renamed or deleted file, and no damaged page has to be read. Only a file SQLite cannot
+    open at all (its header is damaged, it is cut short, it is not a database) is deleted and
+    created anew; any other error (locked, I/O, disk full) propagates and nothing is deleted.
+    """
+    module = db.driver().module
+    try:
+        conn = module.connect(str(path), isolation_level=None)  # no pragma: they may read damaged pages
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
+            page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+            empty = module.connect(":memory:")
+            try:
+                empty.execute(f"PRAGMA page_size = {page_size}")  # a WAL file keeps its page size
+                swap.copy_database(empty, conn)
+            finally:
+                empty.close()
+        finally:
+            conn.close()
+        return
+    except db.database_error() as exc:
+        if not db.is_corruption(exc):
+            raise
+        logger.warning("index %s cannot be emptied in place (%s); creating it anew", path, exc)
+    swap.remove(path)
 
 
 # Meta ------------------------------------------------------------------------------------------
@@ -294,6 +360,21 @@ def chunks_without_vectors(conn: Any, after: int, limit: int) -> list[tuple[int,
     return [(r[0], r[1], r[2]) for r in rows]
 
 
+def chunks_lacking_vectors(conn: Any, chunks: Sequence[tuple[int, str]]) -> set[int]:
+    """The ids among ``(id, hash)`` pairs whose chunk still exists with that hash and has no vector."""
+    found: set[int] = set()
+    for start in range(0, len(chunks), 500):
+        part = chunks[start : start + 500]
+        marks = ",".join("(?, ?)" for _ in part)
+        rows = conn.execute(
+            f"WITH wanted(id, hash) AS (VALUES {marks}) SELECT c.id FROM chunks c "
+            "JOIN wanted w ON c.id = w.id AND c.hash = w.hash WHERE c.id NOT IN (SELECT rowid FROM chunks_vec)",
+            [x for pair in part for x in pair],
+        ).fetchall()
+        found.update(r[0] for r in rows)
+    return found
+
+
 def count_without_vectors(conn: Any) -> int:
     return int(conn.execute("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_vec)").fetchone()[0])
 
@@ -310,8 +391,11 @@ class CacheKey:
     fingerprint: str
 
 
-def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str]) -> dict[str, list[float]]:
-    """Vectors cached for these chunk hashes; marks the hits as just used (LRU)."""
+def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str], dims: int) -> dict[str, list[float]]:
+    """Vectors of ``dims`` dimensions cached for these chunk hashes; marks the hits as just used (LRU).
+
+    A cached vector of another size (the provider changed what it returns) is never reused.
+    """
     found: dict[str, list[float]] = {}
     unique = list(dict.fromkeys(hashes))
     for start in range(0, len(unique), 500):
@@ -320,8 +404,8 @@ def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str]) -> dict[str,
         args = (key.provider, key.model, key.fingerprint, *part)
         rows = conn.execute(
             f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND fingerprint = ? "
-            f"AND hash IN ({marks})",
-            args,
+            f"AND dims = ? AND hash IN ({marks})",
+            (*args[:3], dims, *part),
         ).fetchall()
         found.update((r[0], unpack_vector(r[1])) for r in rows)
         conn.execute(
@@ -364,6 +448,20 @@ def seed_cache(conn: Any, source: Path) -> None:
         conn.execute("INSERT OR IGNORE INTO main.embedding_cache SELECT * FROM seed.embedding_cache")
     finally:
         conn.execute("DETACH DATABASE seed")
+
+
+def intact(conn: Any) -> bool:
+    """True when SQLite's quick check finds the whole file sound (a corrupt page raises or is listed)."""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except db.database_error() as exc:
+        if db.is_corruption(exc):
+            return False
+        raise
+    if len(rows) == 1 and rows[0][0] == "ok":
+        return True
+    logger.warning("index failed its integrity check: %s", "; ".join(str(r[0]) for r in rows[:3]))
+    return False
 
 
 def checkpoint(conn: Any) -> None:
@@ -440,8 +538,8 @@ def chunks_by_id(conn: Any, hits: Sequence[tuple[int, float]]) -> list[ChunkRow]
     rows = conn.execute(
         f"SELECT id, path, source, start_line, end_line, text FROM chunks WHERE id IN ({marks})", [h[0] for h in hits]
     ).fetchall()
-    found = {row[0]: row for row in rows}
-    return [ChunkRow(*found[cid], rank) for cid, rank in hits if cid in found]
+    found = {int(row[0]): (row[1], row[2], int(row[3]), int(row[4]), row[5]) for row in rows}
+    return [ChunkRow(cid, *found[cid], rank) for cid, rank in hits if cid in found]
 
 
 def vector_search(conn: Any, vector: Sequence[float], limit: int) -> list[ChunkRow]:

@@ -27,7 +27,7 @@ from typing import Any
 # (hybrid p50 at 100k chunks: 35 ms with two threads, 20 ms with one; see docs/benchmarks.md).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 from . import store
 

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import anyio
 from watchfiles import Change, awatch
 
-from .workspace import DAILY_DIR
-
-if TYPE_CHECKING:
-    from .engine import MemoryEngine
+from .config import WatchSettings
+from .workspace import DAILY_DIR, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -30,12 +29,24 @@ RUST_TIMEOUT_MS = 500  # the watch thread wakes this often, so stopping never wa
 MAX_BACKOFF = 60.0
 
 
-class Watcher:
-    """File watching for one engine; ``run()`` until cancelled."""
+class SyncTarget(Protocol):
+    """What the watcher needs of the index's owner."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
+    workspace: Workspace
+
+    async def sync_paths(self, paths: Iterable[str]) -> None: ...
+
+    def request_sync(self) -> None: ...
+
+    def mark_dirty(self) -> None: ...
+
+
+class Watcher:
+    """File watching for one workspace; ``run()`` until cancelled."""
+
+    def __init__(self, engine: SyncTarget, settings: WatchSettings) -> None:
         self.engine = engine
-        self.settings = engine.settings.watch
+        self.settings = settings
         self.restarts = 0
         self.events = 0
         self._stops: set[anyio.Event] = set()

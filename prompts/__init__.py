@@ -21,6 +21,6 @@ def render_flush(day: dt.date, now: dt.datetime, zone: ZoneInfo | None) -> str:
     text = load("memory_flush.md").replace(DATE_PLACEHOLDER, day.isoformat())
     local = now.astimezone(zone)
     zone_name = zone.key if zone else (local.tzname() or "local time")
-    utc = now.astimezone(dt.timezone.utc)
+    utc = now.astimezone(dt.UTC)
     stamp = f"{local:%A, %B} {local.day}, {local:%Y} {local:%H:%M} ({zone_name}) / {utc:%Y-%m-%d %H:%M} UTC"
     return f"{text}\n\nCurrent time: {stamp}"

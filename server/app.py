@@ -17,15 +17,15 @@ from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Resource, ToolAnnotations
 from pydantic import AliasChoices, Field
 
 import prompts
 from memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
-from memory_core.errors import MemdexError
+from memory_core.errors import as_memdex_error
 
 from . import resources
 
@@ -36,22 +36,38 @@ R = TypeVar("R")
 
 
 def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """Turn every failure into a tool error the model can read and act on, never a bare crash."""
+    """Turn every failure into a tool error the model can read and act on, never a bare crash.
+
+    memdex errors, and the SQLite and OS errors memdex can explain, become their message; anything
+    else is a bug, logged with its traceback and reported as an internal failure.
+    """
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await fn(*args, **kwargs)
-        except MemdexError as exc:
-            raise ToolError(str(exc)) from None
         except Exception as exc:
-            logger.exception("%s failed unexpectedly", fn.__name__)
-            raise ToolError(
-                f"memdex failed internally ({type(exc).__name__}: {exc}); retry once, and if it persists "
-                "ask the user to run `memdex index --force` and check the server log"
-            ) from None
+            error = as_memdex_error(exc)
+            if error is None:
+                logger.exception("%s failed unexpectedly", fn.__name__)
+                raise ToolError(
+                    f"memdex failed internally ({type(exc).__name__}: {exc}); retry once, and if it persists "
+                    "ask the user to run `memdex index --force` and check the server log"
+                ) from None
+            if error is not exc:
+                logger.warning("%s: %s (%s: %s)", fn.__name__, error, type(exc).__name__, exc)
+            raise ToolError(str(error)) from None
 
     return wrapper
+
+
+@asynccontextmanager
+async def running(engines: Mapping[str, MemoryEngine]) -> AsyncIterator[Mapping[str, MemoryEngine]]:
+    """Keep the engines open inside the block."""
+    async with AsyncExitStack() as stack:
+        for engine in engines.values():
+            await stack.enter_async_context(engine)
+        yield engines
 
 
 def _version() -> str:
@@ -103,13 +119,6 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
 
     agent_field = Field(description=f"whose memory: one of {', '.join(names)} (default {names[0]})")
 
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Mapping[str, MemoryEngine]]:
-        async with AsyncExitStack() as stack:
-            for engine in engines.values():
-                await stack.enter_async_context(engine)
-            yield engines
-
     instructions = prompts.load("instructions.md")
     if several:
         instructions += (
@@ -125,7 +134,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         title="memdex memory",
         instructions=instructions,
         version=_version(),
-        lifespan=lifespan,
+        lifespan=lambda _: running(engines),
         log_level=settings.log_level,
         subscriptions=bus,
     )
@@ -208,7 +217,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         timezone: Annotated[str | None, Field(description="IANA time zone, e.g. Europe/Paris (default: server's)")] = None,
     ) -> str:
         zone = _zone(timezone) if timezone else settings.zone
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         day = _date(date) if date else now.astimezone(zone).date()
         return prompts.render_flush(day, now, zone)
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import anyio
 
-from memory_core import ConfigError, MemdexError, MemoryEngine, Settings, load_settings
+from memory_core import ConfigError, MemoryEngine, Settings, load_settings
 from memory_core.db import driver
 from memory_core.embeddings.factory import open_provider
+from memory_core.errors import as_memdex_error
 
 logger = logging.getLogger("memdex")
 
@@ -244,11 +245,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command != "serve":
             logging.getLogger("memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
         return anyio.run(_COMMANDS[args.command], settings, args)
-    except MemdexError as exc:
-        print(f"memdex: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        error = as_memdex_error(exc)
+        if error is None:
+            raise
+        print(f"memdex: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 ``memory://{+path}`` reads any Markdown memory file inside the workspace (the SDK's traversal
 protection stays on, so files of extra folders outside the workspace, and session transcripts, are
 reachable through the tools only);
-``memory://status`` is the index status as JSON. When a memory file changes — through the watcher
-or memory_append — subscribers hear about it in both protocol eras: ``subscriptions/listen``
-streams (2026-07-28) through the subscription bus, and sessions that called the older
-``resources/subscribe`` directly.
+``memory://status`` is the index status as JSON. When a sync indexes a changed memory file (an
+append, a watcher event, any sync), subscribers hear about it in both protocol eras:
+``subscriptions/listen`` streams (2026-07-28) through the subscription bus, and connections that
+called the older ``resources/subscribe`` directly.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections import defaultdict
 from typing import Any
 
 import anyio
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import EmptyResult, Resource, SubscribeRequestParams, UnsubscribeRequestParams
 
@@ -29,6 +29,8 @@ from memory_core import MemdexError, MemoryEngine
 logger = logging.getLogger(__name__)
 
 SCHEME = "memory://"
+SEND_TIMEOUT = 2.0  # seconds a client may take to accept one notification before its subscriptions end
+_STATE_KEY = "memdex.legacy_subscriptions"
 
 
 def file_uri(rel: str, prefix: str = "") -> str:
@@ -36,25 +38,51 @@ def file_uri(rel: str, prefix: str = "") -> str:
 
 
 class LegacySubscribers:
-    """Sessions on pre-2026-07-28 protocol versions that subscribed to a URI."""
+    """Pre-2026-07-28 ``resources/subscribe`` subscriptions, one set of URIs per client connection.
+
+    The SDK builds a new ``ServerSession`` for every request, so subscriptions are kept on the
+    connection behind it: subscribing twice is one subscription, unsubscribing ends it, and closing
+    the connection drops it. A client that does not take a notification within ``SEND_TIMEOUT``
+    loses its subscriptions instead of holding up everyone else's notifications.
+    """
 
     def __init__(self) -> None:
-        self._by_uri: dict[str, set[ServerSession]] = defaultdict(set)
+        self._by_uri: dict[str, set[Connection]] = defaultdict(set)
 
     async def subscribe(self, ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
-        self._by_uri[str(params.uri)].add(ctx.session)
+        connection = _connection(ctx)
+        if _STATE_KEY not in connection.state:  # first subscription: forget it all when the client goes
+            connection.state[_STATE_KEY] = True
+            connection.exit_stack.callback(self.forget, connection)
+        self._by_uri[str(params.uri)].add(connection)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
-        self._by_uri[str(params.uri)].discard(ctx.session)
+        self._by_uri[str(params.uri)].discard(_connection(ctx))
         return EmptyResult()
 
+    def forget(self, connection: Connection) -> None:
+        """End every subscription of one connection."""
+        for connections in self._by_uri.values():
+            connections.discard(connection)
+
     async def notify(self, uri: str) -> None:
-        for session in list(self._by_uri.get(uri, ())):
-            try:
-                await session.send_resource_updated(uri)
-            except Exception:  # a closed session: forget it
-                self._by_uri[uri].discard(session)
+        """Tell every connection subscribed to ``uri``, all at once, each within ``SEND_TIMEOUT``."""
+        async with anyio.create_task_group() as tg:
+            for connection in list(self._by_uri.get(uri, ())):
+                tg.start_soon(self._send, connection, uri)
+
+    async def _send(self, connection: Connection, uri: str) -> None:
+        with anyio.move_on_after(SEND_TIMEOUT) as scope:
+            await connection.send_resource_updated(uri)  # a closed stream is dropped quietly by the SDK
+        if scope.cancelled_caught:
+            logger.warning("a client took over %.0fs to accept a notification; ending its subscriptions", SEND_TIMEOUT)
+            self.forget(connection)
+
+
+def _connection(ctx: ServerRequestContext[Any]) -> Connection:
+    """The client connection a request came on, which outlives the request's ``ServerSession``."""
+    return ctx.session._connection  # noqa: SLF001 - ServerRequestContext exposes no public connection handle
 
 
 async def file_resources(engine: MemoryEngine, prefix: str = "") -> list[Resource]:

@@ -23,13 +23,16 @@ def free_port() -> int:
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """Terminate a server this test started, and kill it if it does not exit in time."""
+    """Terminate a server this test started, kill it if it does not exit in time, close its pipes."""
     process.terminate()
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], what: str, timeout: float = DEADLINE) -> float:

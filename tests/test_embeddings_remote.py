@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI, Reply, fake_vector
+from helpers import free_port, llama_server
 
 from memory_core.config import OpenAIEmbeddingSettings
 from memory_core.embeddings.base import l2_normalize
 from memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
 from memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
-
-from helpers import free_port, llama_server
-from fake_openai import FakeOpenAI, Reply, fake_vector
 
 MakeProvider = Callable[..., Awaitable[OpenAIProvider]]
 MODEL_FILE = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
@@ -376,7 +375,7 @@ async def test_the_batch_api_embeds_a_large_batch_through_an_uploaded_job(
     """40 texts with max_batch_inputs=16: one JSONL of 3 requests, a job polled to completion, results in order."""
     provider = await make_provider(batch_api=True, max_batch_inputs=16)
     texts = [f"memory {i}" for i in range(40)]
-    assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+    assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]
     assert fake.paths() == ["/files", "/batches", "/batches/batch-1", "/batches/batch-1", "/files/file-2/content"]
     upload, create = fake.requests[0], fake.requests[1]
     assert b'name="purpose"\r\n\r\nbatch' in upload.body
@@ -389,7 +388,7 @@ async def test_the_batch_api_embeds_a_large_batch_through_an_uploaded_job(
     assert create.json() == {"input_file_id": "file-1", "endpoint": "/v1/embeddings", "completion_window": "24h"}
 
     fake.requests.clear()
-    assert await provider.embed_batch(texts[:16]) == [expected(t) for t in texts[:16]]
+    assert await provider.embed_batch(texts[:16], bulk=True) == [expected(t) for t in texts[:16]]
     assert fake.paths() == ["/embeddings"]  # one request's worth goes straight to /embeddings
 
 
@@ -406,7 +405,7 @@ async def test_two_failed_batch_jobs_disable_the_batch_api_for_later_calls(
     with caplog.at_level(logging.WARNING, logger="memory_core.embeddings.remote"):
         for n in (1, 2, 3):
             fake.requests.clear()
-            assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+            assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]
             run = [p.format(n=n) for p in FAILED_RUN] if n < 3 else ["/embeddings"] * 3
             assert fake.paths() == run
     warnings = [r.getMessage() for r in caplog.records]
@@ -421,7 +420,7 @@ async def test_a_successful_batch_job_resets_the_failure_count(fake: FakeOpenAI,
     texts = [f"memory {i}" for i in range(20)]
     for status in ("failed", "completed", "failed", "completed"):
         fake.batch_status = status
-        assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+        assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]
     assert fake.paths().count("/batches") == 4
 
 
@@ -433,11 +432,11 @@ async def test_a_batch_job_that_outlives_the_wait_is_cancelled_and_disables_the_
     provider.batch_wait_timeout = 0.2
     fake.batch_status = "in_progress"
     texts = [f"memory {i}" for i in range(20)]
-    assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+    assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]
     assert "/batches/batch-1/cancel" in fake.paths()
     assert fake.paths()[-2:] == ["/embeddings", "/embeddings"]
     fake.requests.clear()
-    await provider.embed_batch(texts)
+    await provider.embed_batch(texts, bulk=True)
     assert fake.paths() == ["/embeddings", "/embeddings"]
 
 
@@ -448,10 +447,10 @@ async def test_an_endpoint_without_the_batch_api_is_tried_only_once(
     provider = await make_provider(batch_api=True, max_batch_inputs=16)
     fake.script("/files", Reply(404, {"error": {"message": "Not found"}}))
     texts = [f"memory {i}" for i in range(20)]
-    assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+    assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]
     assert fake.paths() == ["/files", "/embeddings", "/embeddings"]
     fake.requests.clear()
-    await provider.embed_batch(texts)
+    await provider.embed_batch(texts, bulk=True)
     assert fake.paths() == ["/embeddings", "/embeddings"]
 
 
@@ -510,3 +509,13 @@ async def test_llama_cpp_server_puts_a_paraphrase_closer_than_an_unrelated_sente
         ["the cat sat on the mat", "a kitten was sitting on the rug", "quarterly tax filings are due in April"]
     )
     assert cosine(cat, kitten) > cosine(cat, taxes) + 0.2
+
+
+async def test_the_batch_api_serves_only_bulk_work_never_a_live_edit(
+    fake: FakeOpenAI, make_provider: MakeProvider
+) -> None:
+    """With batch_api on, a large batch that is not marked bulk (an edit, an append) goes out as plain requests."""
+    provider = await make_provider(batch_api=True, max_batch_inputs=16)
+    texts = [f"memory {i}" for i in range(40)]
+    assert await provider.embed_batch(texts) == [expected(t) for t in texts]
+    assert set(fake.paths()) == {"/embeddings"}

@@ -6,12 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from memory_core import MemoryEngine, load_settings
-
 from fake_openai import FakeOpenAI, Reply
 from helpers import free_port
 from test_hybrid import MODEL, NOTES
+
+from memory_core import MemoryEngine, load_settings
 
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
 

@@ -10,10 +10,9 @@ from typing import Any
 
 import anyio
 import pytest
-
 from helpers import eventually
+
 from memory_core import MemoryEngine, db, load_settings, store
-from memory_core import engine as engine_module
 from memory_core.embeddings.factory import ProviderChoice, build
 from memory_core.errors import EmbeddingError
 
@@ -58,12 +57,12 @@ class Instrumented:
         norm = sum(x * x for x in head) ** 0.5
         return [x / norm for x in head]
 
-    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
         if self.fail_batches_after is not None and self.batch_calls >= self.fail_batches_after:
             raise EmbeddingError("scripted outage")
         self.batch_calls += 1
         self.texts_embedded += len(texts)
-        return [self._cut(v) for v in await self.inner.embed_batch(texts)]
+        return [self._cut(v) for v in await self.inner.embed_batch(texts, bulk=bulk)]
 
     async def embed_query(self, text: str) -> list[float]:
         if self.fail_queries:
@@ -85,18 +84,22 @@ def _settings(workspace: Path, index: Path, **query: Any) -> Any:
     )
 
 
-def _use(monkeypatch: pytest.MonkeyPatch, wrapper: Callable[[Any], Instrumented]) -> list[Instrumented]:
-    """Make engines get an instrumented real local provider; returns the ones created."""
-    made: list[Instrumented] = []
+class Factory:
+    """A provider factory for MemoryEngine: a real local provider, wrapped for instrumentation."""
 
-    async def open_provider(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
+    def __init__(self, wrapper: Callable[[Any], Instrumented]) -> None:
+        self.wrapper = wrapper
+        self.made: list[Instrumented] = []
+
+    async def __call__(self, settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
         inner = build("local", settings)
         await inner.start()
-        made.append(wrapper(inner))
-        return ProviderChoice(made[-1])
+        self.made.append(self.wrapper(inner))
+        return ProviderChoice(self.made[-1])
 
-    monkeypatch.setattr(engine_module, "open_provider", open_provider)
-    return made
+
+def _use(wrapper: Callable[[Any], Instrumented]) -> Factory:
+    return Factory(wrapper)
 
 
 async def test_semantic_query_finds_a_paraphrase_with_no_shared_word(notes: Path, index_path: Path) -> None:
@@ -132,17 +135,17 @@ async def test_rrf_fusion_ranks_both_kinds_of_query(notes: Path, index_path: Pat
 
 
 async def test_unchanged_text_is_never_embedded_twice(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[str, str], Path]
+    notes: Path, index_path: Path, write: Callable[[str, str], Path]
 ) -> None:
     """Forced re-chunking and a new engine reuse cached vectors; only an edited chunk is embedded."""
-    made = _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    made = (factory := _use(Instrumented)).made
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         first = made[-1].texts_embedded
         assert first == len(NOTES)
         await engine.sync(force=True)
         assert made[-1].texts_embedded == first
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         write("memory/2026-01-12.md", "# 2026-01-12\n\n- Dinner recipe: tomato soup with basil.\n")
         await engine.sync()
         assert made[-1].texts_embedded == 1
@@ -151,14 +154,14 @@ async def test_unchanged_text_is_never_embedded_twice(
 
 
 async def test_a_model_change_rebuilds_the_index_and_swaps_it_in(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """A new fingerprint rebuilds into a temp file, swaps it in, and leaves no temp file behind."""
-    made = _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    made = (factory := _use(Instrumented)).made
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
-    _use(monkeypatch, lambda inner: Instrumented(inner, tag="-v2"))
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    factory = _use(lambda inner: Instrumented(inner, tag="-v2"))
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         answer = await engine.search("that database thing we picked", min_score=0.0)
         assert engine.vectors_ready
@@ -174,11 +177,11 @@ async def test_a_model_change_rebuilds_the_index_and_swaps_it_in(
 
 
 async def test_a_failed_rebuild_keeps_the_old_index_in_service(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """A provider failing half-way through a rebuild leaves the old index untouched and searchable."""
-    _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    factory = _use(Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
     with sqlite3.connect(index_path) as conn:
         identity_before = conn.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()[0]
@@ -188,9 +191,9 @@ async def test_a_failed_rebuild_keeps_the_old_index_in_service(
         wrapped.fail_batches_after = 0
         return wrapped
 
-    _use(monkeypatch, flaky)
+    factory = _use(flaky)
     settings = _settings(notes, index_path)
-    async with MemoryEngine(settings, background_sync=False) as engine:
+    async with MemoryEngine(settings, background_sync=False, provider_factory=factory) as engine:
         with pytest.raises(EmbeddingError, match="previous index stays in service"):
             await engine.sync()
         answer = await engine.search("lentil soup")
@@ -205,14 +208,14 @@ async def test_a_failed_rebuild_keeps_the_old_index_in_service(
 
 
 async def test_a_dimension_change_rebuilds_the_vector_table(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """Switching to 128-dimensional vectors gives a 128-dimensional vec0 table and working search."""
-    _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    factory = _use(Instrumented)
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
-    _use(monkeypatch, lambda inner: Instrumented(inner, dims=128))
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    factory = _use(lambda inner: Instrumented(inner, dims=128))
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         answer = await engine.search("that database thing we picked", min_score=0.0)
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
@@ -224,11 +227,11 @@ async def test_a_dimension_change_rebuilds_the_vector_table(
 
 
 async def test_a_query_embedding_failure_answers_with_keywords_and_a_warning(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """Provider outage at query time: keyword results, a warning, never an error."""
-    made = _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    made = (factory := _use(Instrumented)).made
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         made[-1].fail_queries = True
         answer = await engine.search("lentil soup")
@@ -238,11 +241,11 @@ async def test_a_query_embedding_failure_answers_with_keywords_and_a_warning(
 
 
 async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[str, str], Path]
+    notes: Path, index_path: Path, write: Callable[[str, str], Path]
 ) -> None:
     """Chunks written during an outage are searchable by keyword and get vectors on the next sync."""
-    made = _use(monkeypatch, Instrumented)
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    made = (factory := _use(Instrumented)).made
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         made[-1].fail_batches_after = made[-1].batch_calls  # the provider goes down
         write("memory/2026-01-13.md", "# 2026-01-13\n\n- Adopted a grey cat called Pixel.\n")
@@ -268,16 +271,16 @@ def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Pat
             store.cache_vectors(conn, key, {name: [1.0, 0.0]})
             time.sleep(0.01)
         time.sleep(0.01)
-        assert set(store.cached_vectors(conn, key, ["a"])) == {"a"}  # 'a' is now the most recently used
+        assert set(store.cached_vectors(conn, key, ["a"], 2)) == {"a"}  # 'a' is now the most recently used
         assert store.prune_cache(conn, 2) == 2
-        assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"])) == {"a", "d"}
+        assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"], 2)) == {"a", "d"}
         assert store.cache_size(conn) == 2
     finally:
         conn.close()
 
 
 async def test_a_slow_query_embedding_answers_with_keywords_in_time(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """A query vector slower than embedding.query_timeout: keyword results and a warning, no waiting it out."""
     class Slow(Instrumented):
@@ -285,12 +288,12 @@ async def test_a_slow_query_embedding_answers_with_keywords_in_time(
             await anyio.sleep(30)
             return await super().embed_query(text)
 
-    _use(monkeypatch, Slow)
+    factory = _use(Slow)
     settings = load_settings(
         workspace=notes, index_path=index_path, timezone="UTC",
         embedding={"provider": "local", "local": {"model": str(MODEL)}, "query_timeout": 0.3},
     )
-    async with MemoryEngine(settings, background_sync=False) as engine:
+    async with MemoryEngine(settings, background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
         with anyio.fail_after(5):
             answer = await engine.search("lentil soup")
@@ -300,11 +303,16 @@ async def test_a_slow_query_embedding_answers_with_keywords_in_time(
 
 async def _vector_ids(engine: MemoryEngine, query: str) -> tuple[list[int], list[int]]:
     """Nearest chunk ids for ``query`` from the engine's search path and from sqlite-vec directly."""
-    assert engine._provider is not None
-    vector = await engine._provider.embed_query(query)
-    ours = [row.id for row in await engine._nearest(vector, 4)]
-    exact = [row.id for row in await engine._read(store.vector_search, vector, 4)]
+    provider = engine.embedder.provider
+    assert provider is not None
+    vector = await provider.embed_query(query)
+    ours = [row.id for row in (await engine.index.nearest(vector, 4))[0]]
+    exact = [row.id for row in await engine.index.read(store.vector_search, vector, 4)]
     return ours, exact
+
+
+async def _all_embedded(engine: MemoryEngine) -> bool:
+    return await engine.index.read(store.count_without_vectors) == 0
 
 
 async def test_searches_move_to_the_vectors_in_ram_which_follow_every_edit(
@@ -315,10 +323,11 @@ async def test_searches_move_to_the_vectors_in_ram_which_follow_every_edit(
         await engine.sync()
         await eventually(engine.vectors_in_ram, "the vectors are loaded into RAM")
         loads: list[Any] = []
-        monkeypatch.setattr(engine._matrix, "load", loads.append)
+        monkeypatch.setattr(engine.index.matrix, "load", loads.append)
         write("memory/2026-01-13.md", "# 2026-01-13\n\n- Adopted a golden retriever puppy called Biscuit.\n")
         (notes / "memory" / "2026-01-11.md").unlink()
         await engine.sync_paths(["memory/2026-01-13.md", "memory/2026-01-11.md"])
+        await eventually(lambda: _all_embedded(engine), "the background backfill embedded the new chunk")
         with monkeypatch.context() as patch:  # the answer cannot come from sqlite-vec
             patch.setattr(store, "vector_search", lambda *args: pytest.fail("sqlite-vec was asked"))
             answer = await engine.search("our new dog", min_score=0.0)
@@ -326,7 +335,7 @@ async def test_searches_move_to_the_vectors_in_ram_which_follow_every_edit(
         ours, exact = await _vector_ids(engine, "our new dog")
     assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
     assert "memory/2026-01-11.md" not in {hit.path for hit in answer.results}
-    assert ours == exact and engine._matrix.rows == 0  # closing the engine frees the copy
+    assert ours == exact and engine.index.matrix.rows == 0  # closing the engine frees the copy
 
 
 async def test_another_process_writing_sends_searches_to_sqlite_vec_until_the_copy_reloads(
@@ -350,19 +359,19 @@ async def test_another_process_writing_sends_searches_to_sqlite_vec_until_the_co
 
 
 async def test_keyword_search_finds_new_files_while_their_vectors_are_still_being_made(
-    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+    notes: Path, index_path: Path
 ) -> None:
     """A sync writes chunks first and embeds them after: a slow model never hides them from keyword search."""
     release = anyio.Event()
 
     class Held(Instrumented):
-        async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
             await release.wait()
-            return await super().embed_batch(texts)
+            return await super().embed_batch(texts, bulk=bulk)
 
-    _use(monkeypatch, Held)
+    factory = _use(Held)
     stages: list[tuple[int, int, str]] = []
-    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=factory) as engine:
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: engine.sync(progress=lambda *step: stages.append(step)))
 
@@ -371,7 +380,7 @@ async def test_keyword_search_finds_new_files_while_their_vectors_are_still_bein
 
             await eventually(found, "the ID is searchable before any vector exists")
             answer = await engine.search("YN0028")
-            assert answer.mode == "keyword" and answer.index_status.state == "indexing"
+            assert answer.mode == "keyword"  # no vector exists yet
             release.set()
         answer = await engine.search("that database thing we picked", min_score=0.0)
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"

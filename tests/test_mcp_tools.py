@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -10,10 +11,12 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
 from memory_core import MemoryEngine, load_settings
 from server import build_server
+from server.app import _tool_errors
 
 
 @pytest.fixture
@@ -209,7 +212,7 @@ async def test_search_and_handshake_never_wait_for_indexing(tmp_path: Path) -> N
         (workspace / "memory" / f"note-{i:04}.md").write_text(f"# Note {i}\n\nfact number {i} about zebras\n")
     engine = _engine(workspace)
     async with Client(build_server(engine)) as client:
-        async with engine._write_limiter:  # the sync cannot write while we hold this
+        async with engine.index._write_limiter:  # the sync cannot write while we hold this
             with anyio.fail_after(10):
                 result = await client.call_tool("memory_search", {"query": "zebras"})
             assert not result.is_error
@@ -217,3 +220,33 @@ async def test_search_and_handshake_never_wait_for_indexing(tmp_path: Path) -> N
             assert status["state"] == "indexing"
             assert status["files"] < 600
             assert "still being built" in result.structured_content["warning"]
+
+
+async def test_sqlite_errors_reach_the_model_explained_and_bugs_stay_internal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A locked index becomes its explanation; only an unknown exception is 'failed internally' (and logged)."""
+    path = tmp_path / "idx.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t(x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    probe = MCPServer("probe")
+
+    @probe.tool()
+    @_tool_errors
+    async def write() -> str:
+        sqlite3.connect(path, timeout=0).execute("INSERT INTO t VALUES (1)")
+        return "written"
+
+    @probe.tool()
+    @_tool_errors
+    async def bug() -> str:
+        raise KeyError("no such key")
+
+    async with Client(probe) as client:
+        busy = await client.call_tool("write", {})
+        broken = await client.call_tool("bug", {})
+    assert busy.is_error and "another memdex process is writing the index" in busy.content[0].text
+    assert "internally" not in busy.content[0].text
+    assert broken.is_error and "memdex failed internally (KeyError" in broken.content[0].text
+    assert any(record.exc_info for record in caplog.records if "bug failed unexpectedly" in record.message)

@@ -81,3 +81,48 @@ def test_every_prompt_file_is_used() -> None:
     assert files == {f for f in files if f'"{f}"' in source}
     for name in files:
         assert prompts.load(name)
+
+
+# memory_core's modules from the bottom up: each may import only modules listed before it.
+LAYERS = [
+    "limits", "errors", "textutil", "config", "models", "chunking", "fts", "transcripts", "workspace",
+    "db", "swap", "store", "vector_matrix", "indexer", "reader", "appender", "ranking",
+    "embeddings.base", "embeddings.local", "embeddings.remote", "embeddings.factory",
+    "index_db", "embedder", "changes", "syncer", "searcher", "watcher", "engine",
+]
+
+
+def _local_imports(path: Path) -> set[str]:
+    """memory_core modules imported by ``path`` (relative imports resolved)."""
+    package = path.relative_to(ROOT / "memory_core").with_suffix("").parts[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = list(package)[: len(package) - (node.level - 1)]
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            names = [".".join(target)] if node.module else [".".join([*target, a.name]) for a in node.names]
+            found.update(n for n in names if n)
+    return found
+
+
+def test_memory_core_modules_import_only_downwards() -> None:
+    """No cycle and no upward import: the engine's parts can be read bottom-up, one job each."""
+    modules = {
+        ".".join(p.relative_to(ROOT / "memory_core").with_suffix("").parts): p
+        for p in (ROOT / "memory_core").rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    assert set(modules) == set(LAYERS), "add new modules to LAYERS in their place"
+    for name, path in modules.items():
+        for imported in _local_imports(path) & set(LAYERS):
+            assert LAYERS.index(imported) < LAYERS.index(name), f"{name} imports {imported}, which sits above it"
+
+
+def test_tool_texts_state_the_limits_the_code_enforces() -> None:
+    """The descriptions the model reads quote memory_core.limits, so they cannot drift apart."""
+    from memory_core import limits
+
+    search, get, append = (prompts.load(f"tools/{n}.md") for n in ("memory_search", "memory_get", "memory_append"))
+    assert f"up to {limits.MAX_RESULTS} " in search and f"{limits.SNIPPET_CHARS} characters" in search
+    assert f"{limits.MAX_READ_LINES} lines / {limits.MAX_READ_CHARS:,} characters" in get
+    assert f"at most {limits.MAX_APPEND_BYTES // 1024} KB" in append

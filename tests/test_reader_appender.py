@@ -10,11 +10,12 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from memory_core import MemoryEngine
-from memory_core.appender import MAX_APPEND_BYTES, MAX_HEADING_CHARS, append_entry, format_entry
+from memory_core import MemoryEngine, appender
+from memory_core.appender import MAX_HEADING_CHARS, append_entry, format_entry
 from memory_core.errors import InputError, PathError
+from memory_core.limits import MAX_APPEND_BYTES, MAX_READ_CHARS, MAX_READ_LINES
 from memory_core.models import Excerpt
-from memory_core.reader import MAX_CHARS, MAX_LINES, read_excerpt
+from memory_core.reader import read_excerpt
 from memory_core.textutil import split_lines
 from memory_core.workspace import Workspace
 
@@ -78,7 +79,7 @@ def test_a_read_is_capped_at_200_lines_and_next_from_continues_it(workspace: Pat
     all_lines = [f"entry {i}" for i in range(1, 501)]
     write("memory/long.md", "\n".join(all_lines) + "\n")
     first = excerpt(workspace, "memory/long.md")
-    assert (first.from_, first.to, first.next_from, first.total_lines) == (1, MAX_LINES, 201, 500)
+    assert (first.from_, first.to, first.next_from, first.total_lines) == (1, MAX_READ_LINES, 201, 500)
     assert first.note is not None and "from=201" in first.note
     lines, answers = read_all(workspace, "memory/long.md")
     assert [(a.from_, a.to) for a in answers] == [(1, 200), (201, 400), (401, 500)]
@@ -96,19 +97,19 @@ def test_a_read_is_capped_at_16000_characters_and_next_from_continues_it(workspa
     all_lines = [f"{i:05d}" + "x" * 95 for i in range(1, 301)]  # 100 characters each
     write("memory/wide.md", "\n".join(all_lines) + "\n")
     first = excerpt(workspace, "memory/wide.md")
-    assert len(first.text) <= MAX_CHARS
-    assert first.to == MAX_CHARS // 101  # 158 lines of 100 characters plus a newline
+    assert len(first.text) <= MAX_READ_CHARS
+    assert first.to == MAX_READ_CHARS // 101  # 158 lines of 100 characters plus a newline
     assert first.next_from == first.to + 1
     lines, answers = read_all(workspace, "memory/wide.md")
     assert lines == all_lines
-    assert all(len(a.text) <= MAX_CHARS for a in answers)
+    assert all(len(a.text) <= MAX_READ_CHARS for a in answers)
 
 
 def test_a_single_line_longer_than_16000_characters_is_cut_with_a_note(workspace: Path, write: Write) -> None:
     long_line = "".join(chr(ord("a") + i % 26) for i in range(20_000))
     write("memory/huge.md", long_line + "\nshort line\n")
     answer = excerpt(workspace, "memory/huge.md")
-    assert answer.text == long_line[:MAX_CHARS]
+    assert answer.text == long_line[:MAX_READ_CHARS]
     assert (answer.from_, answer.to, answer.next_from, answer.total_lines) == (1, 1, 2, 2)
     assert answer.note is not None and "cut" in answer.note and "line 1" in answer.note
     rest = excerpt(workspace, "memory/huge.md", answer.next_from)
@@ -120,13 +121,13 @@ def test_a_long_line_after_other_lines_ends_the_answer_before_it(workspace: Path
     answer = excerpt(workspace, "memory/mixed.md")
     assert (answer.text, answer.to, answer.next_from) == ("first\nsecond", 2, 3)
     third = excerpt(workspace, "memory/mixed.md", 3)
-    assert third.text == "y" * MAX_CHARS and third.note is not None
+    assert third.text == "y" * MAX_READ_CHARS and third.note is not None
 
 
 def test_a_line_of_exactly_16000_characters_is_returned_without_a_cut_note(workspace: Path, write: Write) -> None:
-    write("memory/exact.md", "z" * MAX_CHARS + "\n")
+    write("memory/exact.md", "z" * MAX_READ_CHARS + "\n")
     answer = excerpt(workspace, "memory/exact.md")
-    assert answer.text == "z" * MAX_CHARS
+    assert answer.text == "z" * MAX_READ_CHARS
     assert answer.note is None
 
 
@@ -297,13 +298,66 @@ async def test_a_short_note_matching_part_of_the_date_title_is_still_appended(
     assert receipt.duplicate is False
 
 
+def test_a_short_note_repeated_after_other_entries_is_appended_again(workspace: Path) -> None:
+    file = Workspace(workspace).resolve("memory/2026-01-01.md", must_exist=False)
+    notes = ["Tests pass.", "Fixed the parser.", "Refactored the cache.", "Updated the docs.", "Tests pass."]
+    receipts = [append_entry(file, format_entry(note, None), title="# 2026-01-01") for note in notes]
+    assert [r.duplicate for r in receipts] == [False] * 5
+    assert split_lines(file.path.read_text()).count("Tests pass.") == 2
+
+
+def test_a_repeat_of_one_of_the_last_three_entries_points_at_the_earlier_copy(workspace: Path) -> None:
+    path = workspace / "MEMORY.md"
+    file = Workspace(workspace).resolve("MEMORY.md", must_exist=False)
+    decision = format_entry("Use Postgres 16.\nNot MySQL.", "Database")
+    first = append_entry(file, decision)
+    append_entry(file, format_entry("Alice owns billing.", None))
+    append_entry(file, format_entry("Bob owns search.", None))
+    snapshot = path.read_bytes()
+    again = append_entry(file, decision)
+    assert (again.duplicate, again.bytes_written, again.created) == (True, 0, False)
+    assert (again.start_line, again.end_line) == (first.start_line, first.end_line) == (1, 4)
+    assert path.read_bytes() == snapshot
+    assert split_lines(snapshot.decode())[again.start_line - 1 : again.end_line] == split_lines(decision)
+
+
+def test_a_line_inside_a_longer_paragraph_is_not_a_repeat(workspace: Path) -> None:
+    path = workspace / "MEMORY.md"
+    path.write_text("# Notes\n\nRan the suite.\nTests pass.\n")
+    receipt = append_entry(Workspace(workspace).resolve("MEMORY.md"), format_entry("Tests pass.", None))
+    assert receipt.duplicate is False
+    assert path.read_text().endswith("Tests pass.\n\nTests pass.\n")
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""], ids=["lf", "crlf", "no-final-newline"])
+def test_receipt_lines_are_exact_in_a_log_far_larger_than_the_tail_read(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, ending: bytes
+) -> None:
+    monkeypatch.setattr(appender, "_BLOCK", 1000)  # many blocks, split anywhere (inside a CRLF, a character)
+    path = workspace / "memory" / "big.md"
+    lines = [b"# Big log", b""] + [b"line %d caf\xc3\xa9 \xff" % i for i in range(12_000)]
+    path.write_bytes((ending or b"\n").join(lines) + ending)
+    assert path.stat().st_size > 3 * appender.TAIL_BYTES
+    file = Workspace(workspace).resolve("memory/big.md")
+    one, two, three = format_entry("One.", None), format_entry("Two\n\nparagraphs.", "Heading"), format_entry("3", None)
+    receipts = []
+    for entry in [one, two, three, two, one]:
+        receipt = append_entry(file, entry)
+        receipts.append(receipt)
+        on_disk = split_lines(path.read_bytes().decode("utf-8", errors="replace"))
+        assert on_disk[receipt.start_line - 1 : receipt.end_line] == split_lines(entry)
+        assert receipt.duplicate or receipt.end_line == len(on_disk)
+    assert [r.duplicate for r in receipts] == [False, False, False, True, False]
+    assert receipts[3].start_line == receipts[1].start_line
+
+
 def test_append_refuses_to_follow_a_symlink_planted_at_the_target(workspace: Path, tmp_path: Path) -> None:
     victim = tmp_path / "victim.md"
     victim.write_text("do not touch\n")
     target = workspace / "memory" / "2026-01-01.md"
     file = Workspace(workspace).resolve("memory/2026-01-01.md", must_exist=False)
     target.symlink_to(victim)  # appears after the path check
-    with pytest.raises(OSError):
+    with pytest.raises(PathError, match="symlink"):
         append_entry(file, format_entry("note", None), title="# 2026-01-01")
     assert victim.read_text() == "do not touch\n"
 
@@ -343,7 +397,7 @@ async def test_concurrent_engine_and_thread_appends_each_land_exactly_once(
                 start.wait(timeout=10)
                 for entry in thread_entries[t]:
                     append_entry(file, format_entry(entry, None), title=f"# {day.isoformat()}")
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]

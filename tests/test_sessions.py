@@ -14,9 +14,8 @@ from helpers import eventually
 
 from memory_core import MemoryEngine, PathError
 from memory_core import indexer as indexer_module
-from memory_core.reader import MAX_LINES
+from memory_core.limits import MAX_READ_LINES as MAX_LINES
 from memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
-
 
 Engine = Callable[..., MemoryEngine]
 

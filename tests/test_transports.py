@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import free_port, stop_process
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from helpers import free_port, stop_process
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 TOKEN = "s3cret-token"

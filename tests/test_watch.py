@@ -10,11 +10,11 @@ from typing import Any
 
 import anyio
 import pytest
-
 from helpers import eventually
 
 from memory_core import MemoryEngine
 from memory_core import watcher as watcher_module
+
 
 async def paths_for(engine: MemoryEngine, query: str) -> list[str]:
     return [hit.path for hit in (await engine.search(query)).results]
@@ -76,7 +76,7 @@ async def test_a_burst_of_saves_during_searches_ends_correct_and_error_free(
                     answer = await engine.search("revision")
                     for hit in answer.results:  # nothing deleted is ever returned
                         assert (workspace / hit.path).exists(), hit.path
-                except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                except BaseException as exc:
                     failures.append(exc)
                 await anyio.sleep(0.01)
 

@@ -8,6 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import EmbeddingError
+
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
@@ -33,13 +35,34 @@ class EmbeddingProvider(Protocol):
         """One search query's vector."""
         ...
 
-    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
-        """Document vectors, in order. The provider splits the batch as its limits require."""
+    async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
+        """Document vectors, in order. The provider splits the batch as its limits require.
+
+        ``bulk`` says the texts are a whole planned backfill or rebuild, never a live edit: a
+        provider may then use a slower bulk path (e.g. OpenAI's Batch API).
+        """
         ...
 
     async def aclose(self) -> None:
         """Release the model or HTTP client."""
         ...
+
+
+def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int, source: str) -> None:
+    """Raise EmbeddingError unless there are ``count`` vectors of ``dims`` finite numbers, none all zero.
+
+    A bad vector must never reach the embedding cache: it would be reused for the same text forever.
+    """
+    if len(vectors) != count:
+        raise EmbeddingError(f"{source} returned {len(vectors)} vectors for {count} texts")
+    for vector in vectors:
+        if len(vector) != dims:
+            raise EmbeddingError(
+                f"{source} returned a {len(vector)}-dimension vector where the index holds {dims} dimensions; "
+                "if the model changed, restart memdex so that it rebuilds the index"
+            )
+        if not all(math.isfinite(x) for x in vector) or not any(vector):
+            raise EmbeddingError(f"{source} returned a vector that is all zeros or not finite; it was not stored")
 
 
 def l2_normalize(vector: Sequence[float]) -> list[float]:

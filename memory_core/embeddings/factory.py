@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..config import EmbeddingSettings
@@ -20,6 +21,7 @@ class ProviderChoice:
 
     provider: EmbeddingProvider | None
     note: str | None = None
+    retryable: bool = False  # no provider, but one failed in a way that may pass (network, server)
 
 
 def build(name: str, settings: EmbeddingSettings) -> EmbeddingProvider:
@@ -58,6 +60,7 @@ def _candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
 async def open_provider(settings: EmbeddingSettings, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
     """Start the first provider that works; keyword-only (with the reasons) when none does."""
     names, problems = _candidates(settings)
+    retryable = False
     for name in names:
         if name in exclude:
             continue
@@ -68,10 +71,15 @@ async def open_provider(settings: EmbeddingSettings, exclude: frozenset[str] = f
         except EmbeddingError as exc:
             logger.warning("embedding provider %s unavailable: %s", name, exc)
             problems.append(f"{name}: {exc}")
+            retryable |= exc.retryable
             if provider is not None:
                 await provider.aclose()
             continue
         note = f"using {name} because " + "; ".join(problems) if problems and settings.provider != "auto" else None
         logger.info("embeddings: %s %s (%d dims)", provider.id, provider.model, provider.dims)
         return ProviderChoice(provider, note)
-    return ProviderChoice(None, "keyword search only: " + ("; ".join(problems) or "no embedding provider"))
+    note = "keyword search only: " + ("; ".join(problems) or "no embedding provider")
+    return ProviderChoice(None, note, retryable)
+
+
+ProviderFactory = Callable[[EmbeddingSettings, frozenset[str]], Awaitable[ProviderChoice]]

@@ -131,7 +131,7 @@ def _route_llama_log(llama_cpp: Any) -> None:
     if _LOG_CALLBACK is not None:
         return
 
-    @llama_cpp.llama_log_callback
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
     def callback(level: int, text: bytes, user_data: Any) -> None:  # pragma: no cover - native thread
         message = text.decode("utf-8", "replace").rstrip()
         if message:
@@ -494,7 +494,7 @@ class LocalProvider:
         (vector,) = await anyio.to_thread.run_sync(_decode, shared, seqs)
         return vector
 
-    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
         shared = self._require()
         if not texts:
             return []

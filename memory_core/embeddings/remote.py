@@ -10,6 +10,7 @@ asynchronous Batch API, behind a circuit breaker that falls back to plain reques
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import math
@@ -147,13 +148,17 @@ class OpenAIProvider:
         [vector] = await self._embed_group([self._fit(self._query_prefix + text)], "query_timeout")
         return vector
 
-    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
-        """Document vectors in input order (with the document prefix), via the Batch API when enabled."""
+    async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:
+        """Document vectors in input order (with the document prefix).
+
+        ``bulk`` marks a whole planned backfill or rebuild: only then, and when enabled, may the
+        asynchronous Batch API (minutes to hours per job) serve it.
+        """
         if not texts:
             return []
         await self.start()
         docs = [self._fit(self._document_prefix + text) for text in texts]
-        if self._settings.batch_api and not self._batch_disabled and len(docs) > self._settings.max_batch_inputs:
+        if bulk and self._settings.batch_api and not self._batch_disabled and len(docs) > self._settings.max_batch_inputs:
             vectors = await self._try_batch_api(docs)
             if vectors is not None:
                 return vectors
@@ -264,6 +269,7 @@ class OpenAIProvider:
             attempt += 1
             wait: float | None = None
             timed_out = False
+            cause: Exception
             try:
                 with anyio.fail_after(timeout):
                     return await send()
@@ -299,7 +305,7 @@ class OpenAIProvider:
 
     def retry_delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based) when the server names no delay."""
-        base = min(self.retry_max_delay, self.retry_base_delay * 2 ** (attempt - 1))
+        base = min(float(self.retry_max_delay), self.retry_base_delay * 2.0 ** (attempt - 1))
         return base * (1 + random.uniform(0.0, 0.25))
 
     def _terminal_error(self, exc: openai.APIStatusError, what: str) -> EmbeddingError | None:
@@ -446,8 +452,7 @@ class OpenAIProvider:
     async def _wait_for(self, batch: Batch) -> Batch:
         while batch.status not in _BATCH_FINAL:
             await anyio.sleep(self.batch_poll_interval)
-            batch_id = batch.id
             batch = await self._call(
-                lambda: self._client.batches.retrieve(batch_id), "a Batch API status check", "query_timeout"
+                functools.partial(self._client.batches.retrieve, batch.id), "a Batch API status check", "query_timeout"
             )
         return batch

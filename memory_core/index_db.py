@@ -1,0 +1,336 @@
+"""The one owner of an index file in this process: its connections, threads, RAM copy and swaps.
+
+Every SQLite call runs on a worker thread. Writes go through one connection behind a one-slot
+limiter, so there is exactly one writer in this process; reads borrow connections from a small
+pool and, thanks to WAL, never wait for any writer, in this process or another. A rebuilt index
+is copied into the live file (:mod:`.swap`), so every connection everywhere follows it.
+
+SQLite errors leave this class as memdex errors (:func:`.errors.as_memdex_error`); an error that
+says the file is damaged also marks the index ``damaged``, and the owner of the index rebuilds it
+from the Markdown (:meth:`repair`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from . import db, store, swap
+from .errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
+from .indexer import Written
+from .vector_matrix import VectorMatrix
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+READ_CONNECTIONS = 4
+COUNTS_TTL = 2.0  # seconds the (files, chunks) counts are reused; this process's writes drop them
+LOCK_POLL = 0.25  # seconds between tries of another process's rebuild lock
+GATE_POLL = 0.005  # seconds between tries of the write gate (held by others for milliseconds)
+RESET_WAIT = 30.0  # seconds a reset waits for another process's rebuild before giving up
+
+
+class IndexDatabase:
+    """Connections to one index file, and the operations that need more than one of them."""
+
+    def __init__(self, path: Path, *, read_connections: int = READ_CONNECTIONS) -> None:
+        self.path = path
+        self.matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on demand
+        self.damaged = False  # an operation found the file corrupt; repair() rebuilds it
+        self._read_connections = read_connections
+        self._writer: Any = None
+        self._readers: list[tuple[int, Any]] = []  # (generation, idle read-only connection)
+        self._generation = 0  # bumped when a repair may have replaced the file under the readers
+        self._counts: tuple[float, int, int] | None = None  # (monotonic time, files, chunks)
+        self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
+        self._gate_users = 0
+        self._pauser: int | None = None  # the task that holds every other writer off (writes_paused)
+
+    # Lifecycle ----------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the index (creating or, when corrupt or foreign, resetting it) and sweep stale shadows."""
+        self._write_limiter = anyio.CapacityLimiter(1)
+        self._read_limiter = anyio.CapacityLimiter(self._read_connections)
+        self._gate_lock = anyio.Lock()
+        self._writer = await self._mapped(self._open_writer)
+
+    def _open_writer(self) -> Any:
+        swap.sweep(self.path)
+        try:
+            return store.open_index(self.path)
+        except store.NeedsReset as exc:
+            logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", self.path, exc)
+        return self._reset()
+
+    def _reset(self, usable: Callable[[Any], bool] = lambda conn: True) -> Any:
+        """Empty the index file in place and open it anew, under the rebuild lock (a worker thread).
+
+        Another process may have reset it while this one waited for the lock: a file that now
+        opens and passes ``usable`` is kept. While another process rebuilds, this waits up to
+        RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
+        """
+        lock = swap.RebuildLock(self.path)
+        deadline = time.monotonic() + RESET_WAIT
+        while not lock.acquire(wait=False):
+            if time.monotonic() > deadline:
+                raise IndexBusy(
+                    f"the index {self.path} is damaged and another memdex process is rebuilding it; "
+                    "retry when that rebuild is done"
+                )
+            time.sleep(LOCK_POLL)
+        try:
+            try:
+                conn = store.open_index(self.path)
+                if usable(conn):
+                    return conn
+                conn.close()
+            except store.NeedsReset:
+                pass
+            store.reset(self.path)
+            return store.open_index(self.path)
+        finally:
+            lock.release()
+
+    async def close(self) -> None:
+        self.matrix.reset()
+        self._close_readers()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._writer is not None
+
+    def _require_open(self) -> None:
+        if self._writer is None:
+            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
+
+    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+        """Run ``fn`` on a worker thread; SQLite and OS errors come back as memdex errors."""
+        try:
+            return await anyio.to_thread.run_sync(fn, limiter=limiter)
+        except store.NeedsReset as exc:
+            self.damaged = True
+            raise IndexCorrupt(
+                f"the index {self.path} could not be reset ({exc}); delete it and run `memdex index`"
+            ) from exc
+        except (db.database_error(), OSError) as exc:
+            if db.is_corruption(exc):
+                self.damaged = True
+            raise (as_memdex_error(exc) or StoreError(f"the index {self.path} failed: {exc}")) from exc
+
+    @contextlib.asynccontextmanager
+    async def _live_write(self) -> AsyncIterator[None]:
+        """Hold the write gate shared around a write to the live index (see :meth:`writes_paused`)."""
+        if self._pauser is not None and self._pauser == anyio.get_current_task().id:
+            yield  # the task that paused every other writer
+            return
+        while self._pauser is not None:
+            await anyio.sleep(GATE_POLL)
+        async with self._gate_lock:
+            if self._gate_users == 0:
+                while not self._gate.acquire(wait=False, shared=True):
+                    await anyio.sleep(GATE_POLL)
+            self._gate_users += 1
+        try:
+            yield
+        finally:
+            self._gate_users -= 1
+            if self._gate_users == 0:
+                self._gate.release()
+
+    @contextlib.asynccontextmanager
+    async def writes_paused(self) -> AsyncIterator[None]:
+        """Hold off every other writer of the live index, in this process and in others.
+
+        For a rebuild's last catch-up and its install: an edit another writer made between the two
+        would be overwritten by the install. Writes that started before wait to finish; the calling
+        task itself keeps writing. Readers are never held off.
+        """
+        self._require_open()
+        me = anyio.get_current_task().id
+        while self._pauser is not None:
+            await anyio.sleep(GATE_POLL)
+        self._pauser = me
+        try:
+            while self._gate_users:
+                await anyio.sleep(GATE_POLL)
+            gate = swap.WriteGate(self.path)
+            while not gate.acquire(wait=False):
+                await anyio.sleep(GATE_POLL)
+            try:
+                yield
+            finally:
+                gate.release()
+        finally:
+            self._pauser = None
+
+    # Reads and writes ---------------------------------------------------------------------------
+
+    async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
+        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
+        self._require_open()
+        if conn is not None and conn is not self._writer:
+            return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
+        async with self._live_write():
+            return await self._mapped(lambda: fn(self._writer, *args), self._write_limiter)
+
+    async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written:
+        """``write`` for the calls that change chunks and vectors.
+
+        A change to the live index is passed on, in the same writer thread, to the in-memory copy
+        of the vectors, and the cached counts are dropped.
+        """
+
+        def run(target: Any, *args: Any) -> Written:
+            written = fn(target, *args)
+            if target is self._writer:
+                self.matrix.apply(written.vectors)
+                self._counts = None
+            return written
+
+        return await self.write(run, *args, conn=conn)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""
+        self._require_open()
+
+        def run() -> T:
+            generation, conn = self._readers.pop() if self._readers else (self._generation, None)
+            if conn is None:
+                conn = db.connect(self.path, readonly=True)
+            try:
+                result = fn(conn, *args)
+            except BaseException:
+                conn.close()
+                raise
+            if generation == self._generation:
+                self._readers.append((generation, conn))
+            else:
+                conn.close()  # opened before a repair that may have replaced the file
+            return result
+
+        return await self._mapped(run, self._read_limiter)
+
+    async def counts(self) -> tuple[int, int]:
+        """(files, chunks), cached for a moment: counting 100k chunks takes ~2 ms, too long for every search.
+
+        Writes by this process drop the cache; another process's writes show within COUNTS_TTL seconds.
+        """
+        cached = self._counts
+        if cached is not None and time.monotonic() - cached[0] < COUNTS_TTL:
+            return cached[1], cached[2]
+        taken = time.monotonic()
+        files, chunks = await self.read(store.counts)
+        self._counts = (taken, files, chunks)
+        return files, chunks
+
+    # Vectors ------------------------------------------------------------------------------------
+
+    async def nearest(self, vector: Sequence[float], k: int) -> tuple[list[store.ChunkRow], bool]:
+        """The ``k`` chunks nearest to ``vector``, and whether they came from the RAM copy.
+
+        The RAM copy answers when it is in step with the index; otherwise sqlite-vec does, and the
+        caller should reload the copy.
+        """
+
+        def nearest(conn: Any) -> list[store.ChunkRow] | None:
+            hits = self.matrix.search(store.read_meta(conn, store.VECTORS_VERSION), vector, k)
+            return None if hits is None else store.chunks_by_id(conn, hits)
+
+        rows = await self.read(nearest)
+        if rows is not None:
+            return rows, True
+        return await self.read(store.vector_search, vector, k), False
+
+    async def vectors_in_ram(self) -> bool:
+        """True when vector searches are served from the in-memory copy (it is loaded and current)."""
+        return self.matrix.in_step(await self.read(store.read_meta, store.VECTORS_VERSION))
+
+    async def load_matrix(self) -> None:
+        await self.read(self.matrix.load)
+
+    # Rebuilds -----------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def rebuild_lock(self) -> AsyncIterator[None]:
+        """Hold the cross-process rebuild lock; while another process rebuilds, wait without a thread."""
+        lock = swap.RebuildLock(self.path)
+        while not await anyio.to_thread.run_sync(lambda: lock.acquire(wait=False)):
+            await anyio.sleep(LOCK_POLL)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @contextlib.asynccontextmanager
+    async def shadow(self) -> AsyncIterator[Any]:
+        """A new empty index beside the live one, seeded with its embedding cache; removed on exit.
+
+        The caller holds :meth:`rebuild_lock`, fills the shadow through ``write(..., conn=shadow)``
+        and calls :meth:`install`.
+        """
+        path = swap.shadow_path(self.path)
+        conn = await self._mapped(lambda: store.open_index(path))
+        try:
+            await self.write(store.seed_cache, self.path, conn=conn)
+            yield conn
+        finally:
+            conn.close()
+            await anyio.to_thread.run_sync(swap.remove, path)
+
+    async def install(self, shadow: Any) -> None:
+        """Copy a complete shadow over the live index in one transaction, taking the newest cache along."""
+
+        def run(live: Any) -> None:
+            store.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
+            swap.install(shadow, live)
+            self.matrix.reset()
+            self._counts = None
+
+        await self.write(run)
+
+    async def check_integrity(self) -> bool:
+        """SQLite's quick check of the whole file (seconds on a large index: for repairs and --force)."""
+        try:
+            ok = await self.write(store.intact)
+        except StoreError:
+            ok = False
+        self.damaged |= not ok
+        return ok
+
+    async def repair(self) -> None:
+        """Empty a damaged index in place (other processes see it) so that a full sync rebuilds it.
+
+        The writer in use stays until the emptied file is open: if the reset fails (another
+        process rebuilds, the disk fails), the index stays as it was, marked damaged.
+        """
+
+        def run() -> None:
+            fresh = self._reset(store.intact)
+            old, self._writer = self._writer, fresh
+            old.close()
+            self._generation += 1
+            self._close_readers()
+
+        logger.warning("index %s is damaged; rebuilding it from the Markdown", self.path)
+        self._require_open()
+        async with self._live_write():
+            await self._mapped(run, self._write_limiter)
+        self.matrix.reset()
+        self._counts = None
+        self.damaged = False
+
+    def _close_readers(self) -> None:
+        while self._readers:
+            self._readers.pop()[1].close()

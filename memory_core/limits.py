@@ -1,0 +1,14 @@
+"""The hard limits of memdex's tools, in one place.
+
+Settings validation, the engine, the MCP tool schemas and the tool descriptions the model reads
+all take these numbers from here (a test checks the descriptions), so they can never disagree.
+"""
+
+from __future__ import annotations
+
+MAX_RESULTS = 50  # memory_search maxResults
+MAX_CANDIDATES = 200  # chunks each side of a hybrid search fetches at most
+MAX_READ_LINES = 200  # lines in one memory_get answer
+MAX_READ_CHARS = 16_000  # characters in one memory_get answer
+MAX_APPEND_BYTES = 16 * 1024  # bytes in one memory_append
+SNIPPET_CHARS = 700  # characters of a chunk shown in a search result
