@@ -7,6 +7,7 @@ import hmac
 import json
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -88,6 +89,9 @@ async def serve(settings: Settings, engines: Mapping[str, MemoryEngine]) -> None
 
 async def _stop_on_signal(stop: Callable[[], None], scope: anyio.CancelScope, *, task_status: TaskStatus[None]) -> None:
     """Call ``stop`` on the first SIGINT or SIGTERM, cancel ``scope`` on the next."""
+    if sys.platform == "win32":  # Windows event loops take no signal handlers; Ctrl+C raises KeyboardInterrupt
+        task_status.started()
+        return
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for signum in signals:
