@@ -8,11 +8,12 @@ from .engine import MemoryEngine, SyncReport
 from .errors import (
     ClosedError,
     ConfigError,
+    IndexBusy,
+    IndexCorrupt,
     InputError,
     MemdexError,
     PathError,
     StoreError,
-    VectorUnavailable,
 )
 from .models import AppendReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
 
@@ -23,6 +24,8 @@ __all__ = [
     "Excerpt",
     "Hit",
     "IndexStatus",
+    "IndexBusy",
+    "IndexCorrupt",
     "InputError",
     "MemdexError",
     "MemoryEngine",
@@ -31,6 +34,5 @@ __all__ = [
     "Settings",
     "StoreError",
     "SyncReport",
-    "VectorUnavailable",
     "load_settings",
 ]

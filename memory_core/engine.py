@@ -118,8 +118,9 @@ class MemoryEngine:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)
             self._task_group = None
-        await self.embedder.aclose()
-        await self.index.close()
+        with anyio.CancelScope(shield=True):  # a second signal must not leave the index open
+            await self.index.close()
+            await self.embedder.aclose()
 
     def _require_open(self) -> None:
         if not self.index.is_open:

@@ -49,9 +49,6 @@ class IndexCorrupt(StoreError):
     """The index file is damaged or is not a SQLite database; it is rebuilt from the Markdown."""
 
 
-class VectorUnavailable(StoreError):  # TEMP: unused, drop once memory_core/__init__ stops exporting it
-    """sqlite-vec could not be loaded."""
-
 
 class ClosedError(MemdexError):
     """The engine is not running."""

@@ -26,6 +26,7 @@ from pydantic import AliasChoices, Field
 import prompts
 from memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
 from memory_core.errors import as_memdex_error
+from memory_core.limits import MAX_APPEND_BYTES, MAX_RESULTS
 
 from . import resources
 
@@ -154,7 +155,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         query: Annotated[str, Field(min_length=1, description="what to look for: words, a question or exact IDs")],
         max_results: Annotated[
             int,
-            Field(ge=1, le=50, validation_alias=AliasChoices("maxResults", "max_results"),
+            Field(ge=1, le=MAX_RESULTS, validation_alias=AliasChoices("maxResults", "max_results"),
                   description="how many results to return"),
         ] = settings.query.max_results,
         min_score: Annotated[
@@ -197,7 +198,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         @per_agent
         @_tool_errors
         async def memory_append(
-            text: Annotated[str, Field(min_length=1, description="the note to store (Markdown, at most 16 KB)")],
+            text: Annotated[str, Field(min_length=1, description=f"the note to store (Markdown, at most {MAX_APPEND_BYTES // 1024} KB)")],
             target: Annotated[
                 Literal["daily", "long_term"],
                 Field(description="'daily' = today's memory/YYYY-MM-DD.md; 'long_term' = MEMORY.md"),
