@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from memory_core import ConfigError, MemoryEngine, Settings, load_settings
+from memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_settings
 from memory_core.db import driver
 from memory_core.embeddings.factory import open_provider
 from memory_core.errors import as_memdex_error
@@ -130,7 +130,10 @@ async def _index(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _search(settings: Settings, args: argparse.Namespace) -> int:
     async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
-        await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
+        try:
+            await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
+        except IndexBusy as exc:  # another process is writing: WAL still lets this one read
+            print(f"memdex: {exc}; searching the index as it is", file=sys.stderr)
         answer = await engine.search(args.query, args.max_results)
     if args.json:
         print(_dump(answer))
