@@ -129,6 +129,24 @@ class IndexDatabase:
                 self.damaged = True
             raise (as_memdex_error(exc) or StoreError(f"the index {self.path} failed: {exc}")) from exc
 
+    async def _acquire(self, acquire: Callable[[], bool], every: float) -> None:
+        """Try ``acquire()`` (a non-blocking lock of a file beside the index) every ``every`` seconds
+        until it succeeds, without holding a thread; an OS error comes back as a memdex error."""
+        try:
+            while not acquire():
+                await anyio.sleep(every)
+        except OSError as exc:
+            raise (as_memdex_error(exc) or StoreError(f"cannot lock the index {self.path}: {exc}")) from exc
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, lock: swap.FileLock, every: float) -> AsyncIterator[None]:
+        """Hold ``lock`` exclusively, trying every ``every`` seconds until it is free."""
+        await self._acquire(lambda: lock.acquire(wait=False), every)
+        try:
+            yield
+        finally:
+            lock.release()
+
     @contextlib.asynccontextmanager
     async def _live_write(self) -> AsyncIterator[None]:
         """Hold the write gate shared around a write to the live index (see :meth:`writes_paused`)."""
@@ -139,8 +157,7 @@ class IndexDatabase:
             await anyio.sleep(GATE_POLL)
         async with self._gate_lock:
             if self._gate_users == 0:
-                while not self._gate.acquire(wait=False, shared=True):
-                    await anyio.sleep(GATE_POLL)
+                await self._acquire(lambda: self._gate.acquire(wait=False, shared=True), GATE_POLL)
             self._gate_users += 1
         try:
             yield
@@ -165,13 +182,8 @@ class IndexDatabase:
         try:
             while self._gate_users:
                 await anyio.sleep(GATE_POLL)
-            gate = swap.WriteGate(self.path)
-            while not gate.acquire(wait=False):
-                await anyio.sleep(GATE_POLL)
-            try:
+            async with self._holding(swap.WriteGate(self.path), GATE_POLL):
                 yield
-            finally:
-                gate.release()
         finally:
             self._pauser = None
 
@@ -265,13 +277,8 @@ class IndexDatabase:
     @contextlib.asynccontextmanager
     async def rebuild_lock(self) -> AsyncIterator[None]:
         """Hold the cross-process rebuild lock; while another process rebuilds, wait without a thread."""
-        lock = swap.RebuildLock(self.path)
-        while not await anyio.to_thread.run_sync(lambda: lock.acquire(wait=False)):
-            await anyio.sleep(LOCK_POLL)
-        try:
+        async with self._holding(swap.RebuildLock(self.path), LOCK_POLL):
             yield
-        finally:
-            lock.release()
 
     @contextlib.asynccontextmanager
     async def shadow(self) -> AsyncIterator[Any]:

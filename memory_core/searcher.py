@@ -10,7 +10,7 @@ import anyio
 from . import store
 from .config import QuerySettings
 from .embedder import Embedder
-from .errors import EmbeddingError, InputError
+from .errors import EmbeddingError, InputError, as_memdex_error
 from .fts import query_terms
 from .index_db import IndexDatabase
 from .limits import MAX_CANDIDATES, MAX_RESULTS
@@ -67,10 +67,16 @@ class Searcher:
             if vector is not None:
                 vector_rows, from_ram = await self.index.nearest(vector, candidates)
 
-        async with anyio.create_task_group() as tg:  # the two sides run side by side
-            tg.start_soon(keyword_side)
-            if vectors:
-                tg.start_soon(vector_side)
+        try:
+            async with anyio.create_task_group() as tg:  # the two sides run side by side
+                tg.start_soon(keyword_side)
+                if vectors:
+                    tg.start_soon(vector_side)
+        except BaseExceptionGroup as group:  # callers catch StoreError (an IndexCorrupt repairs), not a group
+            error = as_memdex_error(group)
+            if error is None:
+                raise
+            raise error from group
         hits: list[Hit]
         if vector is None:
             if not terms:

@@ -154,8 +154,15 @@ def _ensure_schema(conn: Any) -> None:
             conn.execute(statement)
 
 
+_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "embedding_cache"})
+
+
 def _probe(conn: Any) -> None:
-    """Read the small structures every open needs; raises the driver's error when they are damaged."""
+    """Read the small structures every open needs; raises the driver's error when they are damaged,
+    and NeedsReset when the file has this schema version but not memdex's tables (a foreign file)."""
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if missing := _TABLES - names:
+        raise NeedsReset(f"the file is not a memdex index (no {', '.join(sorted(missing))} table)")
     conn.execute("SELECT key, value FROM meta").fetchall()
     conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
 

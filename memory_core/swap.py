@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -137,20 +138,26 @@ def _without_companion(name: str) -> str:
     return name
 
 
-def copy_database(source: Any, target: Any) -> None:
+def copy_database(source: Any, target: Any, *, wait: float = 0.0) -> None:
     """Copy every page of connection ``source``'s database over ``target``'s, in one transaction.
 
-    The driver's backup would retry a locked target for ever; here a target another connection
-    keeps locked past the busy timeout raises the driver's "database is locked" error instead.
+    The driver's backup would retry a locked target for ever; here a target that another connection
+    keeps locked past the busy timeout (and then ``wait`` more seconds) raises the driver's "database
+    is locked" error instead.
     """
+    deadline = time.monotonic() + wait
 
     def progress(status: int, remaining: int, total: int) -> None:
-        if status in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        if status in (_SQLITE_BUSY, _SQLITE_LOCKED) and time.monotonic() >= deadline:
             raise target.OperationalError("database is locked")
 
     source.backup(target, pages=-1, progress=progress)
 
 
-def install(shadow: Any, live: Any) -> None:
-    """Copy the complete database of connection ``shadow`` over the live one, in one transaction."""
-    copy_database(shadow, live)
+def install(shadow: Any, live: Any, *, wait: float = 60.0) -> None:
+    """Copy the complete database of connection ``shadow`` over the live one, in one transaction.
+
+    Every memdex writer is held off by then (the write gate); a foreign connection that keeps the
+    live index locked is waited for up to ``wait`` seconds, so a finished rebuild is not thrown away.
+    """
+    copy_database(shadow, live, wait=wait)

@@ -29,7 +29,7 @@ from .changes import ChangeFeed
 from .chunking import CHUNKER_VERSION
 from .config import Settings
 from .embedder import RETRY_FIRST, RETRY_MAX, Embedder
-from .errors import EmbeddingError, MemdexError
+from .errors import EmbeddingError, IndexCorrupt, MemdexError
 from .index_db import IndexDatabase
 from .workspace import MemoryFile, Workspace
 
@@ -166,7 +166,12 @@ class Syncer:
             if self._sync_wanted:
                 self._sync_wanted, self.dirty = False, False
                 force, self._force_wanted = self._force_wanted, False
-                self._last_report, rebuild = await self._run_sync(force, progress)
+                try:
+                    self._last_report, rebuild = await self._run_sync(force, progress)
+                except IndexCorrupt:
+                    if not self.index.damaged:
+                        raise
+                    self._last_report, rebuild = await self._run_sync(force, progress)  # repairs first
             report = self._last_report
         if rebuild:
             started = time.perf_counter()
@@ -197,6 +202,8 @@ class Syncer:
             self.stored = await self.index.read(store.read_meta, "identity")  # another process may have rebuilt
             if self.stored is not None and self.stored.get("chunks") != self.chunk_identity():
                 return SyncReport(0, 0, 0, time.perf_counter() - started), True
+            if self.stored is None and (await self.index.read(store.counts))[0]:
+                force = True  # a first sync was cut short: its chunks' settings are unknown, re-chunk them
             done = await self._sync_into(None, force, progress)
             identity = {"chunks": self.chunk_identity(), "vectors": (self.stored or {}).get("vectors")}
             finished = self.clock()
@@ -441,7 +448,7 @@ class Syncer:
                     done = await self._sync_into(shadow, True, progress)
                     if provider is not None:
                         await self._backfill(shadow, progress, bulk=True)
-                    async with self._sync_lock:  # catch up with edits made meanwhile, then swap
+                    async with self._sync_lock, self.index.writes_paused():  # catch up, then swap
                         await self._sync_into(shadow, False, None)
                         old = await self.index.write(store.file_states)
                         new = await self.index.write(store.file_states, conn=shadow)

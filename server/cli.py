@@ -119,6 +119,8 @@ class _Progress:
 
 async def _index(settings: Settings, args: argparse.Namespace) -> int:
     async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        if not args.force:  # --force checks inside the sync; a damaged index is emptied and rebuilt there
+            await engine.index.check_integrity()
         report = await engine.sync(force=args.force, progress=_Progress())
         status = await engine.status()
     print(
