@@ -38,8 +38,8 @@ logger = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int, str], None]  # (done, total, "files" or "chunks embedded")
 
 BATCH_FILES = 64
-BACKFILL_CHUNKS = 256  # chunks embedded per step after an edit
-BULK_CHUNKS = 10_000  # per step of a whole planned backfill or rebuild (may go to a batch API)
+BACKFILL_CHUNKS = 256  # chunks embedded (and stored, so a kill loses little) per step
+BULK_CHUNKS = 10_000  # per step of a planned backfill or rebuild when OpenAI's Batch API may serve it
 STALE_RETRIES = 5  # a targeted sync re-reads a file that changed while it was being indexed
 
 
@@ -389,7 +389,7 @@ class Syncer:
     async def _backfill(self, conn: Any, progress: ProgressCallback | None, *, bulk: bool) -> int:
         """Embed the chunks of ``conn`` (None: live) that have no vector yet, in id order."""
         done, after, total = 0, 0, None
-        page = BULK_CHUNKS if bulk else BACKFILL_CHUNKS
+        page = BULK_CHUNKS if bulk and self.settings.embedding.openai.batch_api else BACKFILL_CHUNKS
         while rows := await self.index.write(store.chunks_without_vectors, after, page, conn=conn):
             if progress and total is None:
                 total = await self.index.write(store.count_without_vectors, conn=conn)

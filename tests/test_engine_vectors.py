@@ -213,3 +213,14 @@ async def test_a_rebuild_for_another_provider_under_auto_is_not_undone_by_a_seco
         await a.sync()
         assert (await a.status()).mode == "hybrid"
     assert first.provider.texts_embedded == len(NOTES)  # embedded once: no rebuild ever ran
+
+
+async def test_only_planned_backfills_are_bulk_work(notes: None, make_engine: MakeEngine) -> None:
+    """Point 9: a full sync's backfill may use a bulk path (a Batch API); an append's never does."""
+    factory = HashFactory()
+    async with make_engine(provider_factory=factory) as engine:
+        await engine.sync()
+        assert factory.provider.bulk_calls == 1
+        await engine.append("A note that must be embedded at once, not in a batch job.")
+        await eventually(lambda: _zero(engine), "the appended chunk gets its vector")
+        assert factory.provider.bulk_calls == 1
