@@ -12,6 +12,7 @@ so an agent appending a message at a time does not cause a re-chunk and re-embed
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,11 +46,14 @@ class Prepared:
 
 
 def _stat(file: MemoryFile) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a regular file, or None: a cheap change check (one lstat, not the walk of
+    :meth:`MemoryFile.open`). Content is only ever read through ``open``, which refuses symlinks, so
+    a stat taken through a swapped-in symlink can cause a refused read, never a wrong one."""
     try:
-        st = file.stat()  # through the memory root, never through a symlink
-    except PathError:
+        st = os.lstat(file.path)
+    except OSError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 def prepare(

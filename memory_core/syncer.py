@@ -18,7 +18,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import anyio
@@ -158,6 +158,7 @@ class Syncer:
         With ``vectors`` the call also waits for the provider and embeds every chunk (or rebuilds);
         without, that happens in the background.
         """
+        started = time.perf_counter()
         self._sync_wanted = True
         self._force_wanted |= force
         self.start_provider()
@@ -174,9 +175,8 @@ class Syncer:
                     self._last_report, rebuild = await self._run_sync(force, progress)  # repairs first
             report = self._last_report
         if rebuild:
-            started = time.perf_counter()
             done = await self.rebuild(progress)
-            report = SyncReport(self.progress[1], len(done.changed), len(done.removed), time.perf_counter() - started)
+            report = SyncReport(self.progress[1], len(done.changed), len(done.removed), 0.0)
         if vectors:
             await self.embedder.settled.wait()
             try:
@@ -190,7 +190,7 @@ class Syncer:
                     self.want_vectors(bulk=True)
         else:
             self.want_vectors(bulk=True)
-        return report
+        return replace(report, seconds=time.perf_counter() - started)  # vectors included
 
     async def _run_sync(self, force: bool, progress: ProgressCallback | None) -> tuple[SyncReport, bool]:
         """One full pass into the live index; True when the index must be rebuilt instead."""

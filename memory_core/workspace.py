@@ -93,14 +93,6 @@ class MemoryFile:
             except OSError as exc:
                 raise _refusal(self.rel, exc) from None
 
-    def stat(self) -> os.stat_result:
-        """The file's stat, taken through :meth:`open`."""
-        fd = self.open()
-        try:
-            return os.fstat(fd)
-        finally:
-            os.close(fd)
-
     def _open(self, flags: int, create: bool) -> int:
         base = self.base or self.path.parent
         fd = _open_below(base, self.path.relative_to(base).parts, flags, create)
