@@ -122,7 +122,7 @@ def register(
             file = engine.workspace.resolve(path)
             if file.source != "memory":  # transcripts are read through memory_get, as readable excerpts
                 raise ResourceNotFoundError(f"{path} is a session transcript; read it with memory_get")
-            return file.path.read_text(encoding="utf-8", errors="replace")
+            return file.read_bytes().decode("utf-8", errors="replace")  # never through a symlink
 
         try:
             return await anyio.to_thread.run_sync(read)
