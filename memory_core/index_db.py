@@ -64,6 +64,7 @@ class IndexDatabase:
         self._writer = await self._mapped(self._open_writer)
 
     def _open_writer(self) -> Any:
+        self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock files beside it need the folder
         swap.sweep(self.path)
         try:
             return store.open_index(self.path)

@@ -344,3 +344,12 @@ async def test_an_index_path_containing_a_hash_sign_works(tmp_path: Path) -> Non
             assert [h.path for h in (await engine.search("heron")).results] == ["MEMORY.md"]
     finally:
         assert not (tmp_path / "notes ").exists(), "a stray database was created at the URI's truncated path"
+
+
+async def test_an_index_in_a_folder_that_does_not_exist_yet_is_created(tmp_path: Path, write: Write) -> None:
+    """A fresh machine has no state folder: the index, its folders and its lock files are made on open."""
+    write("MEMORY.md", "# Memory\n\n- The lighthouse keeper is Ada.\n")
+    index = tmp_path / "state" / "memdex" / "deep" / "idx.sqlite"
+    async with MemoryEngine(load_settings(workspace=tmp_path / "ws", index_path=index), background_sync=False) as engine:
+        await engine.sync()
+        assert (await engine.search("lighthouse")).results
