@@ -170,17 +170,22 @@ def hold_write_lock(index: Path, journal: str) -> Any:
     return conn
 
 
+async def built_then_locked(make_engine: MakeEngine, index_path: Path, journal: str) -> tuple[Any, Any, Any]:
+    """Build the index, add cache rows, then hold its write lock: (cache rows, (inode, digest), holder)."""
+    await build(make_engine)
+    cache = add_cache_rows(index_path)
+    checkpoint(index_path)
+    holder = hold_write_lock(index_path, journal)
+    return cache, (index_path.stat().st_ino, file_digest(index_path)), holder
+
+
 @pytest.mark.usefixtures("short_busy_timeout")
 async def test_a_held_write_lock_gives_index_busy_and_searches_still_answer(
     make_engine: MakeEngine, workspace: Path, index_path: Path
 ) -> None:
     """WAL: opening works, a sync fails with IndexBusy, a search answers; nothing is reset or deleted."""
     fill_workspace(workspace)
-    await build(make_engine)
-    cache = add_cache_rows(index_path)
-    checkpoint(index_path)
-    holder = hold_write_lock(index_path, "wal")
-    inode, digest = index_path.stat().st_ino, file_digest(index_path)
+    cache, identity, holder = await built_then_locked(make_engine, index_path, "wal")
     try:
         async with make_engine() as engine:
             with pytest.raises(IndexBusy):
@@ -189,7 +194,7 @@ async def test_a_held_write_lock_gives_index_busy_and_searches_still_answer(
             (workspace / "memory" / "late.md").write_text("the okapi arrived late\n", encoding="utf-8")
             with pytest.raises(IndexBusy):
                 await engine.sync_paths(["memory/late.md"])
-        assert (index_path.stat().st_ino, file_digest(index_path)) == (inode, digest)
+        assert (index_path.stat().st_ino, file_digest(index_path)) == identity
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -207,16 +212,12 @@ async def test_a_held_lock_on_a_rollback_journal_index_fails_the_open_without_de
     """An index left in rollback-journal mode, locked: the switch to WAL cannot happen, so opening
     fails with IndexBusy; the file is not reset, deleted or replaced."""
     fill_workspace(workspace, files=5)
-    await build(make_engine)
-    cache = add_cache_rows(index_path)
-    checkpoint(index_path)
-    holder = hold_write_lock(index_path, "delete")
-    inode, digest = index_path.stat().st_ino, file_digest(index_path)
+    cache, identity, holder = await built_then_locked(make_engine, index_path, "delete")
     try:
         with pytest.raises(IndexBusy):
             async with make_engine():
                 pass
-        assert (index_path.stat().st_ino, file_digest(index_path)) == (inode, digest)
+        assert (index_path.stat().st_ino, file_digest(index_path)) == identity
     finally:
         holder.execute("ROLLBACK")
         holder.close()
