@@ -242,7 +242,7 @@ class MemoryEngine:
             lambda: append_entry(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
         )
         if not receipt.duplicate:
-            await self.syncer.sync_paths([file.rel])
+            await self.syncer.sync_paths([file.rel], until_current=True)
         return receipt
 
 

@@ -185,4 +185,9 @@ _OS_PROBLEMS: dict[int, tuple[str, str, str]] = {
         "check the path; memory_search shows the memory files",
         "check the path, or pass another --index or --workspace",
     ),
+    errno.EEXIST: (  # a folder to create is already a file
+        "a part of the path is not a folder",
+        "check the path; memory_search shows the memory files",
+        "check the path, or pass another --index or --workspace",
+    ),
 }

@@ -271,21 +271,21 @@ class Syncer:
 
     # Targeted sync ------------------------------------------------------------------------------
 
-    async def sync_paths(self, paths: Iterable[str]) -> None:
+    async def sync_paths(self, paths: Iterable[str], *, until_current: bool = False) -> None:
         """Re-index these answer paths now: changed files are re-chunked, missing ones removed.
 
-        Returns once the index holds each file as it was at some moment after this call began (a
-        file that changed while it was being indexed is read again), so an acknowledged append is
-        searchable. Vectors follow in the background. A file now reached through a symlink is
-        removed from the index, never followed.
+        A file that changed while it was being read is skipped and left to a full sync, or, with
+        ``until_current`` (an append that must be searchable when acknowledged), read again until
+        the index holds it as it was at some moment after this call began. Vectors follow in the
+        background. A file now reached through a symlink is removed from the index, never followed.
         """
         rels = sorted(set(paths))
-        pending = rels
-        for _ in range(STALE_RETRIES):
-            pending = await self._write_paths(pending)
+        pending = await self._write_paths(rels)
+        for _ in range(STALE_RETRIES if until_current else 0):
             if not pending:
                 break
-        else:
+            pending = await self._write_paths(pending)
+        if pending:
             self.request_sync()
         if self.vectors_ready:
             self.want_vectors()
