@@ -31,7 +31,7 @@ from .changes import ChangeFeed, ChangeListener
 from .config import Settings
 from .embedder import Embedder
 from .embeddings.factory import ProviderFactory, open_provider
-from .errors import ClosedError, InputError, MemdexError, StoreError, as_memdex_error
+from .errors import InputError, MemdexError, StoreError, as_memdex_error
 from .index_db import IndexDatabase
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .reader import read_excerpt
@@ -122,20 +122,16 @@ class MemoryEngine:
             await self.index.close()
             await self.embedder.aclose()
 
-    def _require_open(self) -> None:
-        if not self.index.is_open:
-            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
-
     # Syncing ------------------------------------------------------------------------------------
 
     async def sync(self, *, force: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         """Bring the index in line with the files, vectors included; concurrent calls share runs."""
-        self._require_open()
+        self.index.require_open()
         return await self.syncer.sync(force=force, progress=progress)
 
     async def sync_paths(self, paths: Iterable[str]) -> None:
         """Re-index these answer paths now (vectors follow in the background)."""
-        self._require_open()
+        self.index.require_open()
         await self.syncer.sync_paths(paths)
 
     def request_sync(self) -> None:
@@ -168,7 +164,7 @@ class MemoryEngine:
         return await self.index.vectors_in_ram()
 
     async def status(self) -> IndexStatus:
-        self._require_open()
+        self.index.require_open()
         files, chunks = await self.index.counts()
         syncer, provider = self.syncer, self.embedder.provider
         done, total = syncer.progress if syncer.state == "indexing" else (0, 0)
@@ -192,7 +188,7 @@ class MemoryEngine:
         self, query: str, max_results: int | None = None, min_score: float | None = None
     ) -> SearchAnswer:
         """Rank memory chunks for ``query``: hybrid when vectors are ready, keyword-only otherwise."""
-        self._require_open()
+        self.index.require_open()
         text = query.strip() if isinstance(query, str) else ""
         if not text:
             raise InputError("query is empty; pass the words to look for, e.g. 'database migration decision'")
@@ -214,7 +210,7 @@ class MemoryEngine:
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:
         """Read lines of a memory file from disk (always the current truth, indexed or not)."""
-        self._require_open()
+        self.index.require_open()
         return await _file_errors(lambda: read_excerpt(self.workspace.resolve(path), from_line, lines))
 
     # Writes -------------------------------------------------------------------------------------
@@ -227,7 +223,7 @@ class MemoryEngine:
         self, text: str, target: Literal["daily", "long_term"] = "daily", heading: str | None = None
     ) -> AppendReceipt:
         """Append a note to today's daily log or to MEMORY.md; it is searchable when this returns."""
-        self._require_open()
+        self.index.require_open()
         if self.settings.read_only:
             raise InputError("this memdex server is read-only; memory_append is disabled")
         entry = format_entry(text, heading)

@@ -108,11 +108,8 @@ class IndexDatabase:
             self._writer.close()
             self._writer = None
 
-    @property
-    def is_open(self) -> bool:
-        return self._writer is not None
-
-    def _require_open(self) -> None:
+    def require_open(self) -> None:
+        """ClosedError unless the index is open (the one check every caller of the engine goes through)."""
         if self._writer is None:
             raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
 
@@ -175,7 +172,7 @@ class IndexDatabase:
         would be overwritten by the install. Writes that started before wait to finish; the calling
         task itself keeps writing. Readers are never held off.
         """
-        self._require_open()
+        self.require_open()
         me = anyio.get_current_task().id
         while self._pauser is not None:
             await anyio.sleep(GATE_POLL)
@@ -192,7 +189,7 @@ class IndexDatabase:
 
     async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
         """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
-        self._require_open()
+        self.require_open()
         if conn is not None and conn is not self._writer:
             return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
         async with self._live_write():
@@ -216,7 +213,7 @@ class IndexDatabase:
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""
-        self._require_open()
+        self.require_open()
 
         def run() -> T:
             generation, conn = self._readers.pop() if self._readers else (self._generation, None)
@@ -332,7 +329,7 @@ class IndexDatabase:
             self._close_readers()
 
         logger.warning("index %s is damaged; rebuilding it from the Markdown", self.path)
-        self._require_open()
+        self.require_open()
         async with self._live_write():
             await self._mapped(run, self._write_limiter)
         self.matrix.reset()
