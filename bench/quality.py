@@ -106,7 +106,7 @@ class Unit:
 
     def covered_by(self, hit: Hit) -> bool:
         """True when the hit is in the same file and its line range overlaps the unit's."""
-        return hit.path == self.path and hit.start_line <= self.last and self.first <= hit.end_line
+        return hit.path == self.path and hit.chunk_start_line <= self.last and self.first <= hit.chunk_end_line
 
 
 Grades = Mapping[Unit, int]  # a query's relevant units and their relevance grades (>= 1)

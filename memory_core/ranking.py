@@ -168,6 +168,8 @@ def _hit(item: _Scored) -> Hit:
         path=row.path,
         start_line=row.start_line,
         end_line=row.end_line,
+        chunk_start_line=row.start_line,
+        chunk_end_line=row.end_line,
         score=round(item.score, 6),
         text_score=None if item.text is None else round(item.text, 6),
         vector_score=None if item.vector is None else round(item.vector, 6),
