@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from .errors import ConfigError
-from .limits import MAX_RESULTS
+from .limits import (
+    MAX_ANSWER_CHARS,
+    MAX_CANDIDATES,
+    MAX_RESULTS,
+    MIN_ANSWER_CHARS,
+    MIN_SNIPPET_CHARS,
+    SNIPPET_CHARS,
+)
 
 _TOML_FILE: ContextVar[Path | None] = ContextVar("memdex_toml_file", default=None)
 
@@ -51,10 +58,33 @@ class QuerySettings(_Section):
     text_weight: float = Field(0.8, ge=0.0, le=1.0, description="share of the keyword score (benchmarked)")
     rrf_k: int = Field(60, ge=1, description="rrf fusion: the k in 1/(k + rank)")
     candidate_multiplier: int = Field(4, ge=1, le=20, description="each side fetches maxResults x this (<= 200)")
+    max_chars: int = Field(
+        4000, ge=MIN_ANSWER_CHARS, le=MAX_ANSWER_CHARS, description="snippet characters in one answer, best hit first"
+    )
+    snippet_chars: int = Field(
+        700, ge=MIN_SNIPPET_CHARS, le=SNIPPET_CHARS, description="characters of one hit's snippet, its best lines"
+    )
     mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="MMR: 1 = pure relevance, 0 = pure diversity")
     temporal_decay: bool = Field(False, description="down-weight older dated notes (memory/YYYY-MM-DD*.md)")
     half_life_days: float = Field(30.0, gt=0, description="temporal decay: age at which a score halves")
+
+
+class RerankSettings(_Section):
+    """An optional cross-encoder that reorders the best fused candidates before the cut."""
+
+    provider: Literal["none", "http"] = Field("none", description="http = a /rerank endpoint (llama.cpp, Cohere, ...)")
+    base_url: str | None = Field(None, description="API base URL; requests go to {base_url}/rerank")
+    api_key: SecretStr | None = Field(None, description="sent as a Bearer token; unset = no Authorization header")
+    model: str = Field("", description="reranker model name, sent as is")
+    candidates: int = Field(20, ge=1, le=MAX_CANDIDATES, description="how many of the fused best are reranked")
+    timeout: float = Field(2.0, gt=0, description="seconds a search waits for the reranker before using fused order")
+
+    @model_validator(mode="after")
+    def _url_when_http(self) -> RerankSettings:
+        if self.provider == "http" and not (self.base_url or "").strip():
+            raise ValueError("rerank.provider 'http' needs rerank.base_url, e.g. http://127.0.0.1:8080/v1")
+        return self
 
 
 class CacheSettings(_Section):
@@ -167,6 +197,7 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)

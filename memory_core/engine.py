@@ -32,6 +32,7 @@ from .config import Settings
 from .embedder import Embedder
 from .embeddings.factory import ProviderFactory, open_provider
 from .errors import InputError, MemdexError, StoreError, as_memdex_error
+from .filters import SearchFilter
 from .index_db import IndexDatabase
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .reader import read_excerpt
@@ -73,7 +74,7 @@ class MemoryEngine:
         self.embedder = Embedder(settings.embedding, self.index, provider_factory)
         self.feed = ChangeFeed()
         self.syncer = Syncer(settings, self.workspace, self.index, self.embedder, self.feed, clock)
-        self.searcher = Searcher(settings.query, settings.embedding.query_timeout, self.index, self.embedder)
+        self.searcher = Searcher(settings.query, settings.embedding.query_timeout, self.index, self.embedder, settings.rerank)
         self.watcher: Watcher | None = None
         self._background_sync = background_sync
         self._users = 0
@@ -99,6 +100,7 @@ class MemoryEngine:
 
     async def _open(self) -> None:
         await self.index.open()
+        self.searcher.open()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self.feed.run)
@@ -121,6 +123,7 @@ class MemoryEngine:
         with anyio.CancelScope(shield=True):  # a second signal must not leave the index open
             await self.index.close()
             await self.embedder.aclose()
+            await self.searcher.aclose()
 
     # Syncing ------------------------------------------------------------------------------------
 
@@ -185,20 +188,30 @@ class MemoryEngine:
     # Queries ------------------------------------------------------------------------------------
 
     async def search(
-        self, query: str, max_results: int | None = None, min_score: float | None = None
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        *,
+        max_chars: int | None = None,
+        where: SearchFilter | None = None,
+        explain: bool = False,
     ) -> SearchAnswer:
-        """Rank memory chunks for ``query``: hybrid when vectors are ready, keyword-only otherwise."""
+        """Rank memory chunks for ``query``: hybrid when vectors are ready, keyword-only otherwise.
+        Each hit's snippet is its chunk's best lines; all snippets together keep within ``max_chars``;
+        ``where`` keeps to some files (before the candidates are cut, so filtered answers stay full);
+        ``explain`` adds to each hit why it ranks where it does."""
         self.index.require_open()
         text = query.strip() if isinstance(query, str) else ""
         if not text:
             raise InputError("query is empty; pass the words to look for, e.g. 'database migration decision'")
-        limit, threshold = self.searcher.limits(max_results, min_score)
+        request = self.searcher.request(text, max_results, min_score, max_chars, where=where, explain=explain)
         if self.syncer.dirty:
             self.request_sync()  # answer from the index as it is; the sync runs meanwhile
         try:
             status = await self.status()
             answer, from_ram = await self.searcher.search(
-                text, limit, threshold, status, vectors=self.vectors_ready, today=self.today()
+                request, status, vectors=self.vectors_ready, today=self.today()
             )
         except StoreError:
             if self.index.damaged:

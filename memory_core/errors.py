@@ -12,6 +12,7 @@
     - EmbeddingAuthError      credentials refused (401/403)
     - EmbeddingQuotaError     out of quota or credit
     - EmbeddingTimeout        no answer in time
+  + RerankError               the reranker failed; search keeps the fused order
 
 :func:`as_memdex_error` turns the SQLite and OS errors memdex knows how to explain into this tree.
 """
@@ -77,6 +78,10 @@ class EmbeddingTimeout(EmbeddingError):
     """The provider did not answer in time."""
 
     retryable = True
+
+
+class RerankError(MemdexError):
+    """The reranker could not be reached, refused the request or gave an unusable answer."""
 
 
 # Mapping foreign errors ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Turn a user's natural-language query into a safe FTS5 query, and BM25 ranks into 0..1 scores.
+"""Turn a user's natural-language query into a safe FTS5 query, and weigh its terms for 0..1 keyword scores.
 
 An FTS5 ``MATCH 'a b c'`` is an AND of every word, which collapses recall for questions. memdex
 ORs the query's terms instead and lets BM25 rank chunks that match more (and rarer) terms first.
@@ -8,8 +8,10 @@ Every term is double-quoted, so no input can be read as FTS5 syntax (``AND``, ``
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 MAX_TERMS = 64
@@ -53,15 +55,51 @@ def _stem(term: str) -> str:
     return term
 
 
-def term_coverage(terms: list[str], text: str) -> float:
-    """The fraction of ``terms`` (from :func:`query_terms`) that occur in ``text``."""
-    if not terms:
+def stems(text: str) -> frozenset[str]:
+    """The crude stems of the words of ``text``, lower-cased (how coverage and snippets match terms)."""
+    return frozenset(map(_stem, _TERM.findall(text.lower())))
+
+
+def bm25_idf(rows: int, total: int) -> float:
+    """FTS5's own IDF for a term that ``rows`` of ``total`` chunks hold; 0 from half the chunks up (FTS5: 1e-6)."""
+    return math.log((total - rows + 0.5) / (rows + 0.5)) if 2 * rows < total else 0.0
+
+
+def coverage_idf(rows: int, total: int) -> float:
+    """An IDF that never reaches 0 (Lucene's): a word in most chunks weighs little, but not nothing."""
+    return math.log(1.0 + (max(total, rows) - rows + 0.5) / (rows + 0.5))
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """A query's terms weighed by how many chunks hold each: what keyword scores are built on."""
+
+    stems: tuple[str, ...]  # each term's crude stem, as coverage matches it
+    weights: tuple[float, ...]  # each term's coverage_idf; 0 for a term no chunk holds
+    bm25_scale: float  # FTS5's IDF summed over the held terms: bm25 of a chunk with each once, average length
+
+
+def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> TermWeights:
+    """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each; missing = none)."""
+    held = [counts.get(term, 0) for term in terms]
+    return TermWeights(
+        tuple(map(_stem, terms)),
+        tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
+        sum(bm25_idf(rows, total) for rows in held if rows),
+    )
+
+
+def term_coverage(weights: TermWeights, text: str) -> float:
+    """The share of the query's term weight that ``text`` holds (each term once; plural forms match)."""
+    total = sum(weights.weights)
+    if total <= 0:
         return 0.0
-    present = set(map(_stem, _TERM.findall(text.lower())))
-    return sum(1 for term in terms if _stem(term) in present) / len(terms)
+    present = stems(text)
+    return sum(w for stem, w in zip(weights.stems, weights.weights) if stem in present) / total
 
 
-def bm25_to_score(rank: float) -> float:
-    """Map an FTS5 ``bm25()`` value (negative; lower is better) onto 0..1, higher is better."""
-    strength = -rank if rank < 0 else 0.0
-    return strength / (1.0 + strength)
+def bm25_share(rank: float, weights: TermWeights) -> float:
+    """An FTS5 ``bm25()`` value (negative; lower is better) as a share of ``weights.bm25_scale``, at most 1."""
+    if rank >= 0 or weights.bm25_scale <= 0:
+        return 0.0
+    return min(1.0, -rank / weights.bm25_scale)

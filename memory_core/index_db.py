@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from . import db, store, swap
 from .errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
+from .filters import SearchFilter
 from .indexer import Written
 from .vector_matrix import VectorMatrix
 
@@ -247,21 +248,28 @@ class IndexDatabase:
 
     # Vectors ------------------------------------------------------------------------------------
 
-    async def nearest(self, vector: Sequence[float], k: int) -> tuple[list[store.ChunkRow], bool]:
-        """The ``k`` chunks nearest to ``vector``, and whether they came from the RAM copy.
+    async def nearest(
+        self, vector: Sequence[float], k: int, where: SearchFilter | None = None
+    ) -> tuple[list[store.ChunkRow], bool]:
+        """The ``k`` chunks nearest to ``vector`` among those ``where`` allows, and whether they came
+        from the RAM copy.
 
         The RAM copy answers when it is in step with the index; otherwise sqlite-vec does, and the
-        caller should reload the copy.
+        caller should reload the copy. Either way the filter applies before the ``k`` are chosen.
         """
 
         def nearest(conn: Any) -> list[store.ChunkRow] | None:
-            hits = self.matrix.search(store.read_meta(conn, store.VECTORS_VERSION), vector, k)
+            version = store.read_meta(conn, store.VECTORS_VERSION)
+            if not self.matrix.in_step(version):
+                return None
+            allowed = None if where is None or where.empty else store.chunk_ids(conn, where)
+            hits = self.matrix.search(version, vector, k, allowed)
             return None if hits is None else store.chunks_by_id(conn, hits)
 
         rows = await self.read(nearest)
         if rows is not None:
             return rows, True
-        return await self.read(store.vector_search, vector, k), False
+        return await self.read(store.vector_search, vector, k, where), False
 
     async def vectors_in_ram(self) -> bool:
         """True when vector searches are served from the in-memory copy (it is loaded and current)."""

@@ -30,6 +30,17 @@ class IndexStatus(_Answer):
     note: str | None = Field(None, description="why search is keyword-only, or an embedding problem to know about")
 
 
+class Explanation(_Answer):
+    """Why a hit is where it is (``explain``): its place on each side, the factors, the snippet's choice."""
+
+    keyword_rank: int | None = Field(None, description="place among the keyword (BM25) candidates; null: not one")
+    vector_rank: int | None = Field(None, description="place among the vector candidates; null: not one")
+    named_file: bool = Field(False, description="the query names this file (a date, its name, a folder): it ranks first")
+    decay: float | None = Field(None, description="temporal decay factor applied to the score, when on")
+    rerank_rank: int | None = Field(None, description="place the reranker gave it, when one ran")
+    snippet: str = Field(description="how the snippet's lines were chosen")
+
+
 class Hit(_Answer):
     """One ranked chunk of a memory file."""
 
@@ -41,8 +52,9 @@ class Hit(_Answer):
     score: float = Field(description="relevance, 0..1, higher is better")
     text_score: float | None = Field(None, description="keyword (BM25) part of the score")
     vector_score: float | None = Field(None, description="semantic (embedding) part of the score")
-    snippet: str = Field(description="the chunk's text, cut to 700 characters")
+    snippet: str = Field(description="the chunk's lines that best match the query (the whole chunk when it is short)")
     source: Literal["memory", "sessions"] = "memory"
+    explain: Explanation | None = Field(None, description="why this hit ranks here (only with explain)")
 
 
 class SearchAnswer(_Answer):
@@ -53,6 +65,7 @@ class SearchAnswer(_Answer):
     provider: str | None = Field(None, description="embedding provider, when one is in use")
     model: str | None = Field(None, description="embedding model, when one is in use")
     warning: str | None = Field(None, description="something the caller should know about this answer")
+    left_out: int = Field(0, description="results left out to keep the snippets within maxChars")
     index_status: IndexStatus
 
 

@@ -14,52 +14,57 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .config import QuerySettings
-from .fts import bm25_to_score, term_coverage
-from .limits import SNIPPET_CHARS
-from .models import Hit
+from .filters import log_date
+from .fts import TermWeights, bm25_share, term_coverage
 from .store import ChunkRow
-from .textutil import clip
 
-_DATED = re.compile(r"(?:^|/)memory/(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
 _WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
-class _Scored:
+class Ranked:
+    """A candidate chunk and its scores: fused (what orders it), keyword side, vector side."""
+
     row: ChunkRow
     score: float
-    text: float | None = None
-    vector: float | None = None
+    text_score: float | None = None
+    vector_score: float | None = None
+
+    @property
+    def path(self) -> str:
+        return self.row.path
 
 
-def keyword_score(row: ChunkRow, terms: list[str]) -> float:
-    """The larger of squashed BM25 and the share of query terms the chunk contains.
+def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
+    """How much of the query the chunk holds, 0..1, each term weighed by its rarity: the larger of two views.
 
-    BM25 alone collapses in small workspaces: FTS5 floors the IDF of any term found in more than
-    half of the chunks, so a ten-chunk memory scores every hit near zero. Coverage keeps scores
-    meaningful there, while in large workspaces BM25 dominates.
+    BM25 share: FTS5's bm25 over that of a chunk holding every term once at average length, so word
+    counts and chunk length count; but FTS5 floors the IDF of a term in half the chunks or more to
+    ~0, so in a small workspace it says little. Coverage: the IDF-weighted share of the terms the
+    chunk contains, with an IDF that never reaches 0, so "like" or "made" weigh little and "turtles"
+    much. Both are shares of the query's IDF, so they compare without rescaling.
     """
-    return max(bm25_to_score(row.rank), term_coverage(terms, row.text))
+    return max(bm25_share(row.rank, weights), term_coverage(weights, row.text))
 
 
 def rank_keyword(
-    rows: Sequence[ChunkRow], terms: list[str], limit: int, query: QuerySettings, today: dt.date
-) -> list[Hit]:
+    rows: Sequence[ChunkRow], weights: TermWeights, limit: int, query: QuerySettings, today: dt.date
+) -> list[Ranked]:
     """Keyword-only ranking. No ``min_score`` cut: a keyword score is not on the hybrid scale, so a
     threshold tuned for hybrid search would silently drop exact keyword matches."""
-    scored = [_Scored(row, s, text=s) for row in rows for s in [keyword_score(row, terms)]]
-    return [_hit(item) for item in _finish(scored, query, today, limit)[:limit]]
+    scored = [Ranked(row, s, text_score=s) for row in rows for s in [keyword_score(row, weights)]]
+    return _finish(scored, query, today, limit)[:limit]
 
 
 def rank_hybrid(
     keyword_rows: Sequence[ChunkRow],
     vector_rows: Sequence[ChunkRow],
-    terms: list[str],
+    weights: TermWeights,
     limit: int,
     min_score: float,
     query: QuerySettings,
     today: dt.date,
-) -> list[Hit]:
+) -> list[Ranked]:
     """Fuse keyword and vector candidates; keep those that either side scores at least ``min_score``.
 
     Ranking uses the fused score; the cut asks whether the vector similarity or the keyword score
@@ -69,7 +74,7 @@ def rank_hybrid(
     the keyword hits are returned anyway (they contain the query's words), so an exact ID match is
     never silently dropped.
     """
-    text = {row.id: keyword_score(row, terms) for row in keyword_rows}
+    text = {row.id: keyword_score(row, weights) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
     rows = {row.id: row for row in [*keyword_rows, *vector_rows]}
     vector_weight, text_weight = _weights(query)
@@ -77,12 +82,12 @@ def rank_hybrid(
         fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k, vector_weight, text_weight)
     else:
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * text.get(cid, 0.0) for cid in rows}
-    scored = [_Scored(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
+    scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
-    kept = [item for item in ordered if max(item.text or 0.0, item.vector or 0.0) >= min_score]
+    kept = [item for item in ordered if max(item.text_score or 0.0, item.vector_score or 0.0) >= min_score]
     if not kept:
-        kept = [item for item in ordered if item.text is not None]
-    return [_hit(item) for item in kept[:limit]]
+        kept = [item for item in ordered if item.text_score is not None]
+    return kept[:limit]
 
 
 def _weights(query: QuerySettings) -> tuple[float, float]:
@@ -104,7 +109,7 @@ def _reciprocal_rank(
     return {cid: value * (k + 1) for cid, value in fused.items()}
 
 
-def _finish(scored: list[_Scored], query: QuerySettings, today: dt.date, limit: int) -> list[_Scored]:
+def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
     """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled."""
     if query.temporal_decay:
         scored = [replace(item, score=item.score * decay(item.row.path, today, query.half_life_days)) for item in scored]
@@ -116,12 +121,8 @@ def _finish(scored: list[_Scored], query: QuerySettings, today: dt.date, limit: 
 
 def decay(path: str, today: dt.date, half_life_days: float) -> float:
     """Score multiplier for a note's age: 0.5 at one half-life. Undated files are evergreen (1.0)."""
-    match = _DATED.search(path)
-    if not match:
-        return 1.0
-    try:
-        day = dt.date(*(int(part) for part in match.groups()))
-    except ValueError:
+    day = log_date(path)
+    if day is None:
         return 1.0
     age = max(0, (today - day).days)
     return math.exp(-math.log(2) / half_life_days * age)
@@ -137,7 +138,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def mmr(items: list[_Scored], lam: float, picks: int) -> list[_Scored]:
+def mmr(items: list[Ranked], lam: float, picks: int) -> list[Ranked]:
     """Greedy maximal marginal relevance: lam * relevance - (1 - lam) * max similarity to those picked.
 
     Relevance is the score min-max normalised over the candidates; similarity is the Jaccard overlap
@@ -161,18 +162,3 @@ def mmr(items: list[_Scored], lam: float, picks: int) -> list[_Scored]:
             closest[i] = max(closest[i], _jaccard(tokens[i], tokens[best]))
     return [items[i] for i in picked + remaining]
 
-
-def _hit(item: _Scored) -> Hit:
-    row = item.row
-    return Hit(
-        path=row.path,
-        start_line=row.start_line,
-        end_line=row.end_line,
-        chunk_start_line=row.start_line,
-        chunk_end_line=row.end_line,
-        score=round(item.score, 6),
-        text_score=None if item.text is None else round(item.text, 6),
-        vector_score=None if item.vector is None else round(item.vector, 6),
-        snippet=clip(row.text, SNIPPET_CHARS),
-        source="sessions" if row.source == "sessions" else "memory",
-    )

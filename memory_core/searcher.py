@@ -3,72 +3,172 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import anyio
 
-from . import store
-from .config import QuerySettings
+from . import store, term_stats
+from .config import QuerySettings, RerankSettings
 from .embedder import Embedder
 from .errors import EmbeddingError, InputError, as_memdex_error
-from .fts import query_terms
+from .filters import SearchFilter
+from .fts import TermWeights, query_terms, weigh_terms
 from .index_db import IndexDatabase
-from .limits import MAX_CANDIDATES, MAX_RESULTS
-from .models import Hit, IndexStatus, SearchAnswer
-from .ranking import rank_hybrid, rank_keyword
+from .limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
+from .models import Explanation, IndexStatus, SearchAnswer
+from .named_files import named_files
+from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
+from .rerank import Reranker, open_reranker, rerank_order
+from .snippets import Window, fit, to_hit
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, its arguments checked: the query text, how many hits, the score bar, the budget,
+    the filter and whether to explain."""
+
+    text: str
+    limit: int
+    threshold: float
+    max_chars: int
+    where: SearchFilter | None = None
+    explain: bool = False
+
+
+@dataclass
+class _Candidates:
+    """What the two sides (and the named files) found for one query."""
+
+    keyword: list[store.ChunkRow] = field(default_factory=list)
+    vector: list[store.ChunkRow] = field(default_factory=list)
+    named: list[store.ChunkRow] = field(default_factory=list)
+    query_vector: list[float] | None = None
+    from_ram: bool = True
 
 
 class Searcher:
-    """Hybrid search over one index: keyword-only until the index's vectors belong to the running provider."""
+    """Hybrid search over one index: keyword-only until the index's vectors belong to the running provider.
 
-    def __init__(self, query: QuerySettings, query_timeout: float, index: IndexDatabase, embedder: Embedder) -> None:
+    The stages: the keyword side (BM25 and the terms' rarity), the vector side and the files the
+    query names run side by side; fusion; the optional reranker; the cut to ``maxResults`` with
+    named files first; then each hit's best lines within the answer's budget.
+    """
+
+    def __init__(
+        self,
+        query: QuerySettings,
+        query_timeout: float,
+        index: IndexDatabase,
+        embedder: Embedder,
+        rerank: RerankSettings | None = None,
+    ) -> None:
         self.query = query
         self.query_timeout = query_timeout
         self.index = index
         self.embedder = embedder
+        self.rerank = rerank or RerankSettings()
+        self.reranker: Reranker | None = None
+        self._paths: tuple[str | None, list[str]] = ("", [])  # (files version, paths): named-file lookups
 
-    def limits(self, max_results: int | None, min_score: float | None) -> tuple[int, float]:
-        """The effective (maxResults, minScore), or InputError naming the one out of range."""
+    def open(self) -> None:
+        """Start the reranker's client, when one is configured."""
+        self.reranker = open_reranker(self.rerank)
+
+    async def aclose(self) -> None:
+        reranker, self.reranker = self.reranker, None
+        if reranker is not None:
+            await reranker.aclose()
+
+    def request(
+        self,
+        text: str,
+        max_results: int | None,
+        min_score: float | None,
+        max_chars: int | None,
+        *,
+        where: SearchFilter | None = None,
+        explain: bool = False,
+    ) -> SearchRequest:
+        """The search to run, with this searcher's defaults filled in, or InputError naming a bad argument."""
         limit = self.query.max_results if max_results is None else max_results
         if not 1 <= limit <= MAX_RESULTS:
             raise InputError(f"maxResults must be between 1 and {MAX_RESULTS} (got {limit})")
         threshold = self.query.min_score if min_score is None else min_score
         if not 0.0 <= threshold <= 1.0:
             raise InputError(f"minScore must be between 0 and 1 (got {threshold})")
-        return limit, threshold
+        budget = self.query.max_chars if max_chars is None else max_chars
+        if not MIN_ANSWER_CHARS <= budget <= MAX_ANSWER_CHARS:
+            raise InputError(f"maxChars must be between {MIN_ANSWER_CHARS} and {MAX_ANSWER_CHARS} (got {budget})")
+        return SearchRequest(text, limit, threshold, budget, None if where is None or where.empty else where, explain)
 
     async def search(
-        self, text: str, limit: int, threshold: float, status: IndexStatus, *, vectors: bool, today: dt.date
+        self, request: SearchRequest, status: IndexStatus, *, vectors: bool, today: dt.date
     ) -> tuple[SearchAnswer, bool]:
-        """Rank chunks for ``text``; also says whether the vector side had to use sqlite-vec
-        (the RAM copy of the vectors is not in step and should be reloaded)."""
+        """Rank chunks for the request and cut their snippets to its budget; also says whether the
+        vector side had to use sqlite-vec (the RAM copy of the vectors is not in step: reload it)."""
         q = self.query
-        candidates = min(MAX_CANDIDATES, limit * q.candidate_multiplier)
-        terms = query_terms(text)
-        warnings = []
-        files_written = status.files_total > 0 and status.files_done == status.files_total  # only embedding now
-        if status.state == "starting" or (status.state == "indexing" and not files_written):
+        limit = request.limit
+        depth = limit if self.reranker is None else max(limit, self.rerank.candidates)  # how many fused candidates to keep
+        candidates = min(MAX_CANDIDATES, depth * q.candidate_multiplier)
+        terms = query_terms(request.text)
+        warnings = _index_warnings(status)
+        found, weights = await self._candidates(request, terms, candidates, status.chunks, vectors, warnings)
+        ranked: list[Ranked]
+        if found.query_vector is None:
+            if not terms:
+                warnings.append("the query has no words or numbers to search for; rephrase it with words")
+            ranked = rank_keyword(found.keyword, weights, depth, q, today)
+            mode: Literal["hybrid", "keyword"] = "keyword"
+        else:
+            ranked = rank_hybrid(found.keyword, found.vector, weights, depth, request.threshold, q, today)
+            mode = "hybrid"
+        reranked: dict[int, int] = {}
+        if self.reranker is not None and ranked:
+            ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
+        named = {row.id for row in found.named}
+        ranked = _named_first(ranked, found.named, weights)[:limit]
+        chosen, left_out = fit(ranked, terms, request.max_chars, q.snippet_chars)
+        if request.explain:
+            places = _Places(found, named, reranked, q, today)
+            hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]
+        else:
+            hits = [to_hit(item, window) for item, window in chosen]
+        if left_out:
             warnings.append(
-                f"the index is still being built ({status.files_done}/{status.files_total} files); "
-                "results may be incomplete, search again shortly"
+                f"{left_out} more result(s) left out to keep within maxChars={request.max_chars}; "
+                "raise maxChars or read around a hit with memory_get"
             )
-        keyword_rows: list[store.ChunkRow] = []
-        vector: list[float] | None = None
-        vector_rows: list[store.ChunkRow] = []
-        from_ram = True
+        if not hits and terms and status.chunks:
+            warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
+        provider = self.embedder.provider
+        answer = SearchAnswer(
+            results=hits, mode=mode, provider=provider.id if provider else None,
+            model=provider.model if provider else None, warning=" ".join(warnings) or None,
+            left_out=left_out, index_status=status,
+        )
+        return answer, found.from_ram
+
+    async def _candidates(
+        self, request: SearchRequest, terms: list[str], k: int, chunks: int, vectors: bool, warnings: list[str]
+    ) -> tuple[_Candidates, TermWeights]:
+        """Run the keyword side, the vector side and the named-file lookup side by side."""
+        found = _Candidates()
+        weights = weigh_terms(terms, {}, 0)
+        where = request.where
 
         async def keyword_side() -> None:
-            nonlocal keyword_rows
-            keyword_rows = await self.index.read(store.keyword_search, terms, candidates, status.chunks)
+            nonlocal weights
+            found.keyword, weights = await self.index.read(term_stats.keyword_candidates, terms, k, chunks, where)
+            found.named = await self.index.read(self._named_chunks, request.text, k, where)
 
         async def vector_side() -> None:
-            nonlocal vector, vector_rows, from_ram
-            vector = await self._query_vector(text, warnings)
-            if vector is not None:
-                vector_rows, from_ram = await self.index.nearest(vector, candidates)
+            found.query_vector = await self._query_vector(request.text, warnings)
+            if found.query_vector is not None:
+                found.vector, found.from_ram = await self.index.nearest(found.query_vector, k, where)
 
         try:
-            async with anyio.create_task_group() as tg:  # the two sides run side by side
+            async with anyio.create_task_group() as tg:  # the sides run side by side
                 tg.start_soon(keyword_side)
                 if vectors:
                     tg.start_soon(vector_side)
@@ -77,21 +177,26 @@ class Searcher:
             if error is None:
                 raise
             raise error from group
-        hits: list[Hit]
-        if vector is None:
-            if not terms:
-                warnings.append("the query has no words or numbers to search for; rephrase it with words")
-            hits = rank_keyword(keyword_rows, terms, limit, q, today)
-            mode: Literal["hybrid", "keyword"] = "keyword"
-        else:
-            hits = rank_hybrid(keyword_rows, vector_rows, terms, limit, threshold, q, today)
-            mode = "hybrid"
-        provider = self.embedder.provider
-        answer = SearchAnswer(
-            results=hits, mode=mode, provider=provider.id if provider else None,
-            model=provider.model if provider else None, warning=" ".join(warnings) or None, index_status=status,
-        )
-        return answer, from_ram
+        return found, weights
+
+    def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[store.ChunkRow]:
+        """The chunks of the files ``text`` names (on a reader thread; the paths are cached per file set)."""
+        version = store.read_meta(conn, store.FILES_VERSION)
+        if self._paths[0] != version:
+            self._paths = (version, store.file_paths(conn))
+        return store.chunks_of(conn, named_files(text, self._paths[1]), k, where)
+
+    async def _reranked(
+        self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]
+    ) -> tuple[list[Ranked], dict[int, int]]:
+        """The first ``rerank.candidates`` in the reranker's order (the rest after them), and each one's new place."""
+        head = ranked[: self.rerank.candidates]
+        order, note = await rerank_order(reranker, text, [item.row.text for item in head], self.rerank.timeout)
+        if note:
+            warnings.append(note)
+        if order is None:
+            return ranked, {}
+        return [head[i] for i in order] + ranked[len(head) :], {head[i].row.id: place for place, i in enumerate(order, 1)}
 
     async def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
         """The query's embedding, or None (with a warning) when it fails or is too slow."""
@@ -106,3 +211,49 @@ class Searcher:
         except EmbeddingError as exc:
             warnings.append(f"the query embedding failed ({exc}); these are keyword results")
         return None
+
+
+def _index_warnings(status: IndexStatus) -> list[str]:
+    files_written = status.files_total > 0 and status.files_done == status.files_total  # only embedding now
+    if status.state == "starting" or (status.state == "indexing" and not files_written):
+        return [
+            f"the index is still being built ({status.files_done}/{status.files_total} files); "
+            "results may be incomplete, search again shortly"
+        ]
+    return []
+
+
+def _named_first(ranked: list[Ranked], named: list[store.ChunkRow], weights: TermWeights) -> list[Ranked]:
+    """The chunks of files the query names first (best scored first), then the rest in their order.
+
+    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands.
+    """
+    if not named:
+        return ranked
+    fused = {item.row.id: item for item in ranked}
+    ids = {row.id for row in named}
+    first = [fused.get(row.id) or Ranked(row, s, text_score=s) for row in named for s in [keyword_score(row, weights)]]
+    first.sort(key=lambda item: -item.score)  # stable: file and line order among equals
+    return first + [item for item in ranked if item.row.id not in ids]
+
+
+class _Places:
+    """Each hit's place on the keyword and vector sides and after the reranker, for ``explain``."""
+
+    def __init__(
+        self, found: _Candidates, named: set[int], reranked: dict[int, int], query: QuerySettings, today: dt.date
+    ) -> None:
+        self.keyword = {row.id: place for place, row in enumerate(found.keyword, start=1)}
+        self.vector = {row.id: place for place, row in enumerate(found.vector, start=1)}
+        self.named = named
+        self.reranked = reranked
+        self.query = query
+        self.today = today
+
+    def explain(self, item: Ranked, window: Window) -> Explanation:
+        cid = item.row.id
+        factor = decay(item.row.path, self.today, self.query.half_life_days) if self.query.temporal_decay else None
+        return Explanation(
+            keyword_rank=self.keyword.get(cid), vector_rank=self.vector.get(cid), named_file=cid in self.named,
+            decay=factor, rerank_rank=self.reranked.get(cid), snippet=window.why,
+        )

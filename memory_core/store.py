@@ -12,7 +12,7 @@ import logging
 import secrets
 import struct
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any
 
 from . import db, swap
 from .chunking import Chunk
+from .filters import SearchFilter
 from .fts import match_expression
 
 logger = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 FTS_TOKENIZER = "porter unicode61"
 VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
+FILES_VERSION = "files_version"  # meta key: a new random token whenever a file enters or leaves the index
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -247,6 +249,8 @@ def replace_file(
     conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]
 ) -> tuple[list[int], list[int]]:
     """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids)."""
+    if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
+        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, path)
     ids: list[int] = []
     for chunk in chunks:
@@ -275,8 +279,29 @@ def delete_files(conn: Any, paths: Iterable[str]) -> list[int]:
     removed: list[int] = []
     for path in paths:
         removed += _delete_chunks(conn, path)
-        conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        if conn.execute("DELETE FROM files WHERE path = ?", (path,)).rowcount:
+            write_meta(conn, FILES_VERSION, secrets.token_hex(8))
     return removed
+
+
+def file_paths(conn: Any) -> list[str]:
+    """Every indexed file's path (callers cache them until :data:`FILES_VERSION` moves)."""
+    return [row[0] for row in conn.execute("SELECT path FROM files ORDER BY path")]
+
+
+def chunks_of(conn: Any, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
+    """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
+    if not paths:
+        return []
+    condition, params = _condition(where)
+    marks = ",".join("?" * len(paths))
+    only = "" if condition is None else f" AND id IN ({_allowed_ids(condition)})"
+    rows = conn.execute(
+        f"SELECT id, path, source, start_line, end_line, text, 0.0 FROM chunks WHERE path IN ({marks}){only} "
+        "ORDER BY path, start_line LIMIT ?",
+        [*paths, *params, limit],
+    ).fetchall()
+    return [ChunkRow(*row) for row in rows]
 
 
 def counts(conn: Any) -> tuple[int, int]:
@@ -483,38 +508,63 @@ def cache_size(conn: Any) -> int:
 # Search ----------------------------------------------------------------------------------------
 
 
-def keyword_search_sql() -> str:
+def keyword_search_sql(allowed: str | None = None) -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
     Ranking happens inside the FTS table and only the winners are joined to their text (joining first
     made SQLite fetch the text of every match). ``bm25()`` is called directly: sorting on FTS5's hidden
-    ``rank`` column gives the same order but took twice as long at 100k chunks.
+    ``rank`` column gives the same order but took twice as long at 100k chunks. ``allowed``, a filter's
+    condition (:meth:`SearchFilter.sql`, its parameters after the MATCH expression), drops the other
+    chunks before the limit. It is tested as ``+rowid``: a plain ``rowid IN`` makes FTS5 run the
+    MATCH once per allowed id (seconds at 100k chunks).
     """
+    only = "" if allowed is None else f" AND +rowid IN ({_allowed_ids(allowed)})"
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
-        "FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? "
+        f"FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?{only} "
         "ORDER BY score LIMIT ?) f JOIN chunks c ON c.id = f.rowid ORDER BY f.score"
     )
 
 
-def keyword_search(conn: Any, terms: Sequence[str], limit: int, total_chunks: int) -> list[ChunkRow]:
+def _allowed_ids(condition: str) -> str:
+    """The ids of the chunks a filter's condition allows, read from the path index (never the text)."""
+    return f"SELECT id FROM chunks INDEXED BY chunks_path WHERE {condition}"
+
+
+def _condition(where: SearchFilter | None) -> tuple[str | None, tuple[str, ...]]:
+    """A filter's (condition, parameters); (None, ()) when there is nothing to filter."""
+    return (None, ()) if where is None or where.empty else where.sql()
+
+
+def keyword_search(
+    conn: Any,
+    terms: Sequence[str],
+    limit: int,
+    total_chunks: int,
+    where: SearchFilter | None = None,
+    counts: Mapping[str, int] | None = None,
+) -> list[ChunkRow]:
     """The ``limit`` best chunks by BM25 for the OR of ``terms``, leaving out terms that cannot rank.
 
     FTS5 floors the IDF of a term found in at least half of the rows to 1e-6, so such a term only
     orders chunks that match nothing rarer. When the rarer terms alone fill ``limit`` rows, the
     common ones are left out of the MATCH: the same rows (up to ties within 1e-6), without scoring
     every chunk that says "data". Counting a term's rows costs about a fifteenth of scoring them.
+
+    ``where`` ranks only the chunks it allows. Term counts and BM25 are the whole index's either way;
+    the shortcut is kept only when the rare terms fill ``limit`` allowed rows, else the full OR runs.
+    ``counts`` are the terms' :func:`term_rows` when the caller has them already.
     """
     if not terms:
         return []
     if len(terms) > 1 and total_chunks >= 2 * limit:
-        found = {term: term_rows(conn, term) for term in terms}
+        found = counts if counts is not None else {term: term_rows(conn, term) for term in terms}
         rare = [term for term in terms if 2 * found[term] < total_chunks]
         if rare and len(rare) < len(terms) and sum(found[term] for term in rare) >= limit:
-            rows = _ranked(conn, match_expression(rare), limit)
+            rows = _ranked(conn, match_expression(rare), limit, where)
             if len(rows) == limit:
                 return rows
-    return _ranked(conn, match_expression(terms), limit)
+    return _ranked(conn, match_expression(terms), limit, where)
 
 
 def term_rows(conn: Any, term: str) -> int:
@@ -523,16 +573,31 @@ def term_rows(conn: Any, term: str) -> int:
     return int(conn.execute(sql, (match_expression([term]),)).fetchone()[0])
 
 
-def _ranked(conn: Any, expression: str, limit: int) -> list[ChunkRow]:
-    rows = conn.execute(keyword_search_sql(), (expression, limit)).fetchall()
+def _ranked(conn: Any, expression: str, limit: int, where: SearchFilter | None) -> list[ChunkRow]:
+    condition, params = _condition(where)
+    rows = conn.execute(keyword_search_sql(condition), (expression, *params, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
 
 
-def vector_search_sql() -> str:
-    """sqlite-vec KNN (an index search with ``k``, not a scan of every distance)."""
+def chunk_ids(conn: Any, where: SearchFilter) -> list[int]:
+    """The ids of the chunks ``where`` allows (one aggregate: a row per id costs three times as much)."""
+    condition, params = where.sql()
+    found = conn.execute(f"SELECT json_group_array(id) FROM ({_allowed_ids(condition)})", params).fetchone()[0]
+    ids: list[int] = json.loads(found)
+    return ids
+
+
+def vector_search_sql(allowed: str | None = None) -> str:
+    """sqlite-vec KNN (an index search with ``k``, not a scan of every distance).
+
+    ``allowed``, a filter's condition (its parameters after ``k``), is handed to sqlite-vec as a
+    ``rowid IN`` pre-filter: the ``k`` nearest among the allowed chunks, not the allowed few of the
+    ``k`` nearest.
+    """
+    only = "" if allowed is None else f" AND rowid IN ({_allowed_ids(allowed)})"
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, v.distance "
-        "FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v "
+        f"FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?{only}) v "
         "JOIN chunks c ON c.id = v.rowid ORDER BY v.distance"
     )
 
@@ -549,9 +614,11 @@ def chunks_by_id(conn: Any, hits: Sequence[tuple[int, float]]) -> list[ChunkRow]
     return [ChunkRow(cid, *found[cid], rank) for cid, rank in hits if cid in found]
 
 
-def vector_search(conn: Any, vector: Sequence[float], limit: int) -> list[ChunkRow]:
-    """The ``limit`` chunks nearest to ``vector``; ``rank`` holds the cosine distance."""
+def vector_search(conn: Any, vector: Sequence[float], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
+    """The ``limit`` chunks nearest to ``vector`` (among those ``where`` allows); ``rank`` holds the
+    cosine distance."""
     if vector_dims(conn) != len(vector):
         return []
-    rows = conn.execute(vector_search_sql(), (pack_vector(vector), limit)).fetchall()
+    condition, params = _condition(where)
+    rows = conn.execute(vector_search_sql(condition), (pack_vector(vector), limit, *params)).fetchall()
     return [ChunkRow(*row) for row in rows]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 # One BLAS thread (unless the user chose otherwise, or numpy was loaded first): a scan block is a
@@ -178,32 +178,53 @@ class VectorMatrix:
 
     # Search ---------------------------------------------------------------------------------
 
-    def search(self, version: str | None, query: Sequence[float], k: int) -> list[tuple[int, float]] | None:
+    def search(
+        self, version: str | None, query: Sequence[float], k: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]] | None:
         """The ``k`` nearest chunk ids with their cosine distance, nearest first.
 
+        ``allowed`` limits the search to those chunk ids (a filter's, :func:`store.chunk_ids`): the
+        ``k`` nearest of them come back however far they are from the query.
         None when this copy is not at ``version`` (the caller asks sqlite-vec instead).
         """
         with self._lock:
             if not self.in_step(version):
                 return None
-            size = self._size
             q = np.asarray(query, np.float32)
             norm = float(np.linalg.norm(q))
-            if size == 0 or k < 1 or norm == 0 or q.shape[0] != self._codes.shape[1]:
+            if self._size == 0 or k < 1 or norm == 0 or q.shape[0] != self._codes.shape[1]:
                 return []
-            q = q / norm
-            sims = np.empty(size, np.float32)
-            block = np.empty((min(size, BLOCK_ROWS), q.shape[0]), np.float32)
-            for start in range(0, size, BLOCK_ROWS):
-                end = min(start + BLOCK_ROWS, size)
-                rows = block[: end - start]
-                rows[...] = self._codes[start:end]  # int8 -> float32 in a reused buffer
-                np.matmul(rows, q, out=sims[start:end])
-            sims *= self._scales[:size]
-            k = min(k, size)
+            rows = None if allowed is None else self._rows_of(allowed)
+            if rows is None:
+                sims, ids = self._similarities(q / norm, None), self._ids[: self._size]
+            elif 2 * len(rows) > self._size:  # most rows: a contiguous scan is faster than gathering them
+                sims, ids = self._similarities(q / norm, None)[rows], self._ids[rows]
+            else:
+                sims, ids = self._similarities(q / norm, rows), self._ids[rows]
+            k = min(k, len(sims))
+            if k == 0:
+                return []
             top = np.argpartition(-sims, k - 1)[:k]
             top = top[np.argsort(-sims[top], kind="stable")]
-            return [(int(self._ids[i]), float(1.0 - sims[i])) for i in top]
+            return [(int(ids[i]), float(1.0 - sims[i])) for i in top]
+
+    def _rows_of(self, ids: Collection[int]) -> np.ndarray:
+        """The rows holding these chunk ids, in row order (ids without a vector have none)."""
+        wanted = np.fromiter(ids, np.int64, len(ids))
+        return np.flatnonzero(np.isin(self._ids[: self._size], wanted))
+
+    def _similarities(self, unit: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """Cosine similarity of the unit vector ``unit`` to every row, or to ``rows`` only, in that order."""
+        count = self._size if rows is None else len(rows)
+        sims = np.empty(count, np.float32)
+        block = np.empty((min(count, BLOCK_ROWS), unit.shape[0]), np.float32)
+        for start in range(0, count, BLOCK_ROWS):
+            end = min(start + BLOCK_ROWS, count)
+            part = block[: end - start]
+            part[...] = self._codes[start:end] if rows is None else self._codes[rows[start:end]]  # int8 -> float32
+            np.matmul(part, unit, out=sims[start:end])
+        sims *= self._scales[:count] if rows is None else self._scales[rows]
+        return sims
 
 
 def _grown(array: np.ndarray, capacity: int, width: int | None = None) -> np.ndarray:

@@ -20,13 +20,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, Resource, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import AliasChoices, Field
 
 import prompts
 from memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
 from memory_core.errors import as_memdex_error
-from memory_core.limits import MAX_APPEND_BYTES, MAX_RESULTS
+from memory_core.filters import SearchFilter
+from memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
 
 from . import resources
 
@@ -34,6 +35,18 @@ logger = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def _compact(answer: SearchAnswer) -> CallToolResult:
+    """The answer as structured content and, for clients that read text, as compact JSON.
+
+    A search answer is mostly snippets and goes out twice (data and text); the SDK's own text is
+    indented JSON, a quarter larger. Hosts refuse oversized tool results, so the text is kept tight.
+    """
+    text = answer.model_dump_json(by_alias=True, exclude_none=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=answer.model_dump(mode="json", by_alias=True)
+    )
 
 
 def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -163,9 +176,36 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
             Field(ge=0.0, le=1.0, validation_alias=AliasChoices("minScore", "min_score"),
                   description="drop results whose vector and keyword scores are both below this (keyword-only answers are not cut)"),
         ] = settings.query.min_score,
+        max_chars: Annotated[
+            int,
+            Field(ge=MIN_ANSWER_CHARS, le=MAX_ANSWER_CHARS, validation_alias=AliasChoices("maxChars", "max_chars"),
+                  description="the snippets' total size in characters, best result first"),
+        ] = settings.query.max_chars,
+        after: Annotated[
+            str | None, Field(description="only daily logs dated on or after this day (YYYY-MM-DD)")
+        ] = None,
+        before: Annotated[
+            str | None, Field(description="only daily logs dated on or before this day (YYYY-MM-DD)")
+        ] = None,
+        path_prefix: Annotated[
+            str | None,
+            Field(validation_alias=AliasChoices("pathPrefix", "path_prefix"),
+                  description="only files under this folder or this file, e.g. memory/projects"),
+        ] = None,
+        source: Annotated[
+            Literal["memory", "sessions"] | None,
+            Field(description="only notes ('memory') or only session transcripts ('sessions')"),
+        ] = None,
+        explain: Annotated[
+            bool, Field(description="add to each result why it ranks there and how its lines were chosen")
+        ] = False,
         agent: Annotated[AgentName | None, agent_field] = None,
-    ) -> SearchAnswer:
-        return await pick(agent).search(query, max_results, min_score)
+    ) -> Annotated[CallToolResult, SearchAnswer]:
+        where = SearchFilter.parse(after, before, path_prefix, source)
+        answer = await pick(agent).search(
+            query, max_results, min_score, max_chars=max_chars, where=where, explain=explain
+        )
+        return _compact(answer)
 
     @mcp.tool(
         name="memory_get",

@@ -17,6 +17,8 @@ from memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_set
 from memory_core.db import driver
 from memory_core.embeddings.factory import open_provider
 from memory_core.errors import as_memdex_error
+from memory_core.filters import SearchFilter
+from memory_core.models import Hit
 
 logger = logging.getLogger("memdex")
 
@@ -45,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", parents=[common], help="search memory from the terminal")
     search.add_argument("query", help="words, a question or exact IDs")
     search.add_argument("--max-results", "-n", type=int, help="how many results (default 6)")
+    search.add_argument("--max-chars", type=int, help="the snippets' total size in characters (default 4000)")
+    search.add_argument("--explain", action="store_true", help="show why each result ranks where it does")
+    search.add_argument("--after", metavar="YYYY-MM-DD", help="only daily logs dated on or after this day")
+    search.add_argument("--before", metavar="YYYY-MM-DD", help="only daily logs dated on or before this day")
+    search.add_argument("--path", dest="path_prefix", metavar="PREFIX", help="only files under this folder or this file")
+    search.add_argument("--source", choices=["memory", "sessions"], help="only notes or only session transcripts")
     search.add_argument("--json", action="store_true", help="print the memory_search answer as JSON")
 
     get = commands.add_parser("get", parents=[common], help="print lines of a memory file")
@@ -136,24 +144,41 @@ async def _search(settings: Settings, args: argparse.Namespace) -> int:
             await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
         except IndexBusy as exc:  # another process is writing: WAL still lets this one read
             print(f"memdex: {exc}; searching the index as it is", file=sys.stderr)
-        answer = await engine.search(args.query, args.max_results)
+        where = SearchFilter.parse(args.after, args.before, args.path_prefix, args.source)
+        answer = await engine.search(
+            args.query, args.max_results, max_chars=args.max_chars, where=where, explain=args.explain
+        )
     if args.json:
         print(_dump(answer))
         return 0
     if not answer.results:
         print(f"no results ({answer.warning or 'nothing matched'})")
         return 0
-    rows = [(f"{h.score:.3f}", f"{h.path}:{h.start_line}-{h.end_line}", _one_line(h.snippet)) for h in answer.results]
-    width = max(len(r[1]) for r in rows)
-    print(f"score  {'location'.ljust(width)}  snippet")
-    for score, location, snippet in rows:
-        print(f"{score}  {location.ljust(width)}  {snippet}")
+    for hit in answer.results:  # like grep: the location, then the snippet's lines indented
+        print(f"{hit.score:.3f}  {hit.path}:{hit.start_line}-{hit.end_line}")
+        if hit.explain:
+            print(f"       why: {_explained(hit)}")
+        print("\n".join(f"    {line}" for line in hit.snippet.splitlines()))
+    if answer.warning:
+        print(f"memdex: {answer.warning}", file=sys.stderr)
     return 0
 
 
-def _one_line(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _explained(hit: Hit) -> str:
+    """One line: the hit's place and score on each side, the factors, how its snippet was chosen."""
+    why = hit.explain
+    if why is None:
+        return ""
+    parts = [
+        f"keyword #{why.keyword_rank} ({hit.text_score:.3f})" if why.keyword_rank else "keyword: not a candidate",
+        f"vector #{why.vector_rank} ({hit.vector_score:.3f})" if why.vector_rank else "vector: not a candidate",
+    ]
+    if why.decay is not None:
+        parts.append(f"decay x{why.decay:.3f}")
+    if why.rerank_rank is not None:
+        parts.append(f"reranked #{why.rerank_rank}")
+    parts.append(f"chunk {hit.chunk_start_line}-{hit.chunk_end_line}; snippet: {why.snippet}")
+    return "; ".join(parts)
 
 
 async def _get(settings: Settings, args: argparse.Namespace) -> int:

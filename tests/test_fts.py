@@ -1,4 +1,4 @@
-"""query_terms + match_expression turn any text into a safe FTS5 OR-query; bm25_to_score maps ranks onto 0..1."""
+"""query_terms + match_expression turn any text into a safe FTS5 OR-query; term weights give 0..1 keyword scores."""
 
 from __future__ import annotations
 
@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 
 from memory_core import db
-from memory_core.fts import MAX_TERMS, bm25_to_score, match_expression, query_terms
+from memory_core.fts import (
+    MAX_TERMS,
+    bm25_idf,
+    bm25_share,
+    coverage_idf,
+    match_expression,
+    query_terms,
+    term_coverage,
+    weigh_terms,
+)
 
 ROWS = [
     "We decided to migrate the database to Postgres 16 next sprint",
@@ -191,67 +200,71 @@ def test_the_fixture_rows_really_are_searchable(fts: Any) -> None:
         run(fts, "postgres AND")  # raw FTS5 syntax does fail, which is what quoting prevents
 
 
-# bm25_to_score ---------------------------------------------------------------------------------
+# Term weights, BM25 share and coverage ---------------------------------------------------------
+
+CHAT = ["like", "while", "made", "turtles", "camping"]
+CHAT_COUNTS = {"like": 70, "while": 55, "made": 60, "turtles": 2, "camping": 3}  # of 100 chunks
 
 
-def test_a_zero_rank_scores_zero() -> None:
-    assert bm25_to_score(0.0) == 0.0
-    assert bm25_to_score(-0.0) == 0.0
+def test_bm25_idf_is_fts5s_own_and_zero_where_fts5_floors_it() -> None:
+    assert bm25_idf(1, 100) == pytest.approx(math.log(99.5 / 1.5))
+    assert bm25_idf(49, 100) > 0.0
+    assert bm25_idf(50, 100) == 0.0 and bm25_idf(100, 100) == 0.0  # FTS5: 1e-6 from half the chunks up
 
 
-def test_a_positive_rank_scores_zero() -> None:
-    assert bm25_to_score(3.5) == 0.0
+def test_coverage_idf_never_reaches_zero_and_falls_with_frequency() -> None:
+    weights = [coverage_idf(rows, 100) for rows in (1, 10, 50, 90, 100)]
+    assert all(a > b > 0.0 for a, b in zip(weights, weights[1:])), weights
+    assert coverage_idf(120, 100) > 0.0  # a chunk total that lags the counts cannot make it negative
 
 
-def test_a_rank_of_minus_one_scores_one_half() -> None:
-    assert bm25_to_score(-1.0) == pytest.approx(0.5)
-    assert bm25_to_score(-3.0) == pytest.approx(0.75)
+def test_a_rare_term_outweighs_several_common_ones() -> None:
+    """Plain shares would rank "like while made" (3 of 5 terms) above "turtles camping" (2 of 5)."""
+    weights = weigh_terms(CHAT, CHAT_COUNTS, 100)
+    common = term_coverage(weights, "I like how it was made while we waited")
+    rare = term_coverage(weights, "Turtles at the camping site")
+    assert rare > 0.8 and common < 0.2
+    assert term_coverage(weights, "turtles") > term_coverage(weights, "like while made")
 
 
-def test_a_more_negative_rank_scores_higher() -> None:
-    ranks = [0.0, -1e-9, -0.001, -0.1, -0.5, -1.0, -2.0, -7.5, -25.0, -100.0, -1e4, -1e6]
-    scores = [bm25_to_score(r) for r in ranks]
-    assert all(a < b for a, b in zip(scores, scores[1:])), scores
-
-
-@pytest.mark.parametrize("rank", [10.0, 1.0, 0.0, -1e-12, -0.3, -1.0, -12.0, -1e3, -1e6, -1e9])
-def test_scores_stay_within_zero_inclusive_to_one_exclusive(rank: float) -> None:
-    score = bm25_to_score(rank)
-    assert not math.isnan(score)
-    assert 0.0 <= score < 1.0
-
-
-def test_real_bm25_ranks_map_to_scores_in_order(fts: Any) -> None:
-    rows = fts.execute(
-        "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)", (build_fts_query("postgres database"),)
-    ).fetchall()
-    assert [r[0] for r in rows] == [1, 2]  # row 1 has both words
-    scores = [bm25_to_score(r[1]) for r in rows]
-    assert 0.0 < scores[1] < scores[0] < 1.0
-
-
-def test_term_coverage_counts_matched_query_terms_with_plural_forms() -> None:
-    """Coverage is the share of query terms present, tolerant of simple plural/verb endings."""
-    from memory_core.fts import term_coverage
-
+def test_coverage_matches_plural_forms_and_ignores_terms_no_chunk_holds() -> None:
     terms = query_terms("who owns the nightly backups?")
     assert terms == ["owns", "nightly", "backups"]
-    assert term_coverage(terms, "Lukas owns the backup job") == pytest.approx(2 / 3)
-    assert term_coverage(terms, "nothing relevant here") == 0.0
-    assert term_coverage([], "anything") == 0.0
+    weights = weigh_terms(terms, {"owns": 5, "backups": 5}, 100)  # no chunk says "nightly"
+    assert term_coverage(weights, "Lukas owns the backup job") == pytest.approx(1.0)
+    assert term_coverage(weights, "the backup job") == pytest.approx(0.5)
+    assert term_coverage(weights, "nothing relevant here") == 0.0
+    assert term_coverage(weigh_terms([], {}, 100), "anything") == 0.0
+    assert term_coverage(weigh_terms(terms, {}, 0), "owns nightly backups") == 0.0  # no statistics: no score
 
 
-def test_small_workspaces_get_meaningful_keyword_scores() -> None:
-    """In a tiny corpus FTS5's IDF floor makes BM25 ~0; the ranked score falls back on coverage."""
-    import datetime as dt
+def test_bm25_share_is_one_for_each_term_once_at_average_length(fts: Any) -> None:
+    """bm25_scale is what FTS5's bm25() gives a chunk holding every query term once at average length."""
+    fts.execute("DELETE FROM t")
+    texts = ["alpha beta gamma delta", "alpha omega sigma kappa", "lorem ipsum dolor amet", "one two three four"]
+    fts.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts, start=1)))
+    terms = ["alpha", "beta"]
+    counts = {term: len(run(fts, match_expression([term]))) for term in terms}
+    weights = weigh_terms(terms, counts, len(texts))
+    (rank,) = fts.execute("SELECT bm25(t) FROM t WHERE t MATCH ? AND rowid = 1", (match_expression(terms),)).fetchone()
+    assert weights.bm25_scale == pytest.approx(bm25_idf(1, 4))  # alpha, in half the rows, is floored
+    assert bm25_share(rank, weights) == pytest.approx(1.0, abs=1e-4)
 
-    from memory_core.config import QuerySettings
-    from memory_core.ranking import rank_keyword
-    from memory_core.store import ChunkRow
 
-    rows = [ChunkRow(1, "MEMORY.md", "memory", 1, 3, "Lukas owns the backup job", -1e-6),
-            ChunkRow(2, "memory/a.md", "memory", 1, 2, "backup notes", -2e-6)]
-    hits = rank_keyword(rows, ["owns", "backup"], 5, QuerySettings(), dt.date(2026, 1, 1))
-    assert [h.path for h in hits] == ["MEMORY.md", "memory/a.md"]
-    assert [h.score for h in hits] == [1.0, 0.5]
-    assert all(bm25_to_score(row.rank) < 0.001 for row in rows)  # what BM25 alone would have said
+def test_bm25_share_is_zero_without_a_match_or_a_scale_and_capped_at_one() -> None:
+    weights = weigh_terms(CHAT, CHAT_COUNTS, 100)
+    assert bm25_share(0.0, weights) == 0.0 and bm25_share(2.5, weights) == 0.0
+    assert bm25_share(-1e9, weights) == 1.0
+    assert bm25_share(-5.0, weigh_terms(["like"], {"like": 70}, 100)) == 0.0  # only floored terms: no scale
+    shares = [bm25_share(-x, weights) for x in (0.1, 1.0, 3.0, 6.0)]
+    assert all(a < b for a, b in zip(shares, shares[1:])), shares
+
+
+@pytest.mark.parametrize("rank", [10.0, 0.0, -1e-12, -0.3, -1.0, -12.0, -1e3, -1e9])
+@pytest.mark.parametrize("text", ["", "like", "turtles camping", "like while made turtles camping", "camping " * 50])
+def test_keyword_scores_stay_within_zero_and_one(rank: float, text: str) -> None:
+    for total in (0, 1, 4, 100, 10**6):
+        weights = weigh_terms(CHAT, {t: min(n, total) for t, n in CHAT_COUNTS.items()}, total)
+        for score in (bm25_share(rank, weights), term_coverage(weights, text)):
+            assert not math.isnan(score)
+            assert 0.0 <= score <= 1.0

@@ -1,15 +1,19 @@
-"""store.keyword_search: BM25 top rows, skipping terms whose IDF FTS5 floors to zero when that changes nothing."""
+"""store.keyword_search: BM25 top rows, skipping terms whose IDF FTS5 floors to zero when that changes nothing;
+term_stats: the term counts keyword scores weigh terms by."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memory_core import store
+from memory_core import store, term_stats
 from memory_core.chunking import Chunk
-from memory_core.fts import match_expression
+from memory_core.config import QuerySettings
+from memory_core.fts import bm25_idf, match_expression, query_terms
+from memory_core.ranking import rank_keyword
 from memory_core.store import FileState
 from memory_core.textutil import sha256_hex
 
@@ -66,3 +70,26 @@ def test_a_lone_common_term_and_an_empty_query_still_answer(matches: Any) -> Non
     conn, _ = matches
     assert len(store.keyword_search(conn, ["standup"], 10, 60)) == 10
     assert store.keyword_search(conn, [], 10, 60) == []
+
+
+def test_term_weights_count_each_terms_chunks(matches: Any) -> None:
+    """One count per term serves both the search and the weights (no second round of counts)."""
+    conn, statements = matches
+    statements.clear()
+    rows, weights = term_stats.keyword_candidates(conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
+    assert len(rows) == 10 and sum("count(*)" in s for s in statements) == 4
+    assert weights.weights[0] < weights.weights[1] < weights.weights[2]  # in 60, 20 and 4 chunks
+    assert weights.weights[3] == 0.0
+    assert weights.bm25_scale == pytest.approx(bm25_idf(20, 60) + bm25_idf(4, 60))  # 'standup' is floored
+
+
+def test_a_tiny_memory_still_gets_meaningful_keyword_scores(tmp_path: Path) -> None:
+    """Two chunks: FTS5 floors every IDF, so BM25 is ~0; coverage weighted by rarity still scores them."""
+    conn = _index(tmp_path / "tiny.sqlite", ["Lukas owns the backup job", "backup notes"])
+    terms = query_terms("who owns the backups?")
+    rows, weights = term_stats.keyword_candidates(conn, terms, 10, 2)
+    assert all(row.rank > -1e-5 for row in rows)
+    hits = rank_keyword(rows, weights, 5, QuerySettings(), dt.date(2026, 1, 1))
+    assert [h.row.start_line for h in hits] == [1, 2]
+    assert hits[0].score == 1.0 and 0.1 < hits[1].score < 0.5  # 'backup' is in both chunks: it weighs less
+    conn.close()

@@ -85,9 +85,9 @@ def test_every_prompt_file_is_used() -> None:
 
 # memory_core's modules from the bottom up: each may import only modules listed before it.
 LAYERS = [
-    "limits", "errors", "textutil", "config", "models", "chunking", "fts", "transcripts", "workspace",
-    "db", "swap", "store", "vector_matrix", "indexer", "reader", "appender", "ranking",
-    "embeddings.base", "embeddings.local", "embeddings.remote", "embeddings.factory",
+    "limits", "errors", "textutil", "config", "models", "chunking", "fts", "named_files", "transcripts", "workspace", "filters",
+    "db", "swap", "store", "term_stats", "vector_matrix", "indexer", "reader", "appender", "ranking", "snippets",
+    "embeddings.base", "embeddings.local", "embeddings.remote", "embeddings.factory", "rerank",
     "index_db", "embedder", "changes", "syncer", "searcher", "watcher", "engine",
 ]
 
@@ -123,6 +123,7 @@ def test_tool_texts_state_the_limits_the_code_enforces() -> None:
     from memory_core import limits
 
     search, get, append = (prompts.load(f"tools/{n}.md") for n in ("memory_search", "memory_get", "memory_append"))
-    assert f"up to {limits.MAX_RESULTS} " in search and f"{limits.SNIPPET_CHARS} characters" in search
+    assert f"up to {limits.MAX_RESULTS} " in search and f"at most {limits.SNIPPET_CHARS} characters" in search
+    assert f"maxChars ({limits.MIN_ANSWER_CHARS}-{limits.MAX_ANSWER_CHARS} characters)" in search
     assert f"{limits.MAX_READ_LINES} lines / {limits.MAX_READ_CHARS:,} characters" in get
     assert f"at most {limits.MAX_APPEND_BYTES // 1024} KB" in append

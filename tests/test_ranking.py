@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from memory_core.config import QuerySettings
-from memory_core.ranking import decay, rank_hybrid, rank_keyword
+from memory_core.fts import TermWeights, weigh_terms
+from memory_core.ranking import decay, keyword_score, rank_hybrid, rank_keyword
 from memory_core.store import ChunkRow
 
 TODAY = dt.date(2026, 6, 30)
@@ -17,12 +18,17 @@ def row(cid: int, path: str, text: str, rank: float) -> ChunkRow:
     return ChunkRow(cid, path, "memory", 1, 2, text, rank)
 
 
+def weigh(terms: list[str], rows: int = 2, total: int = 100) -> TermWeights:
+    """``terms`` weighed as if each were in ``rows`` of ``total`` chunks."""
+    return weigh_terms(terms, dict.fromkeys(terms, rows), total)
+
+
 def test_weighted_fusion_combines_normalised_weights() -> None:
     """score = wv*vector + wt*text with weights normalised to sum 1; both parts are reported."""
     keyword = [row(1, "a.md", "alpha beta", -5.0)]
     vector = [row(1, "a.md", "alpha beta", 0.2), row(2, "b.md", "gamma", 0.1)]
     q = QuerySettings(vector_weight=0.35, text_weight=0.15)  # normalises to 0.7 / 0.3
-    hits = rank_hybrid(keyword, vector, ["alpha", "beta"], 5, 0.0, q, TODAY)
+    hits = rank_hybrid(keyword, vector, weigh(["alpha", "beta"]), 5, 0.0, q, TODAY)
     by_path = {h.path: h for h in hits}
     assert by_path["a.md"].vector_score == pytest.approx(0.8) and by_path["a.md"].text_score == 1.0
     assert by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)
@@ -34,16 +40,16 @@ def test_min_score_keeps_what_either_side_scores_high_enough() -> None:
     keyword = [row(1, "kw.md", "alpha", -3.0)]
     vector = [row(2, "paraphrase.md", "x", 0.45), row(3, "noise.md", "y", 0.8)]
     q = QuerySettings(vector_weight=0.2, text_weight=0.8)
-    hits = rank_hybrid(keyword, vector, ["alpha"], 5, 0.35, q, TODAY)
+    hits = rank_hybrid(keyword, vector, weigh(["alpha"]), 5, 0.35, q, TODAY)
     assert [h.path for h in hits] == ["kw.md", "paraphrase.md"]
     assert hits[1].score == pytest.approx(0.2 * 0.55) and hits[1].vector_score == pytest.approx(0.55)
 
 
 def test_when_nothing_clears_min_score_keyword_hits_are_still_returned() -> None:
     """An exact ID match is never silently dropped: keyword hits survive a too-high bar, vector-only ones do not."""
-    keyword = [row(1, "id.md", "YN0028 and more words", -0.5)]  # half the terms: text score 0.5
+    keyword = [row(1, "id.md", "YN0028 and more words", -0.5)]  # half the (equally rare) terms: text score 0.5
     vector = [row(2, "far.md", "unrelated", 0.5)]
-    hits = rank_hybrid(keyword, vector, ["yn0028", "missing"], 5, 0.9, QuerySettings(), TODAY)
+    hits = rank_hybrid(keyword, vector, weigh(["yn0028", "missing"]), 5, 0.9, QuerySettings(), TODAY)
     assert [h.path for h in hits] == ["id.md"]
     assert hits[0].text_score == pytest.approx(0.5)
 
@@ -53,7 +59,7 @@ def test_rrf_rewards_agreement_and_honours_weights() -> None:
     keyword = [row(1, "both.md", "x", -9.0), row(2, "kw.md", "x", -8.0)]
     vector = [row(1, "both.md", "x", 0.1), row(3, "vec.md", "x", 0.2)]
     q = QuerySettings(fusion="rrf", vector_weight=0.3, text_weight=0.7)
-    hits = rank_hybrid(keyword, vector, ["x"], 5, 0.0, q, TODAY)
+    hits = rank_hybrid(keyword, vector, weigh(["x"]), 5, 0.0, q, TODAY)
     assert [h.path for h in hits] == ["both.md", "kw.md", "vec.md"]
     assert hits[0].score == pytest.approx(1.0)
 
@@ -68,8 +74,8 @@ def test_decay_halves_at_the_half_life_and_spares_evergreen_files() -> None:
 
 def test_temporal_decay_lets_a_recent_note_overtake_an_old_one() -> None:
     rows = [row(1, "memory/2025-01-01.md", "deploy deploy", -9.0), row(2, "memory/2026-06-29.md", "deploy", -1.0)]
-    plain = rank_keyword(rows, ["deploy"], 5, QuerySettings(), TODAY)
-    decayed = rank_keyword(rows, ["deploy"], 5, QuerySettings(temporal_decay=True), TODAY)
+    plain = rank_keyword(rows, weigh(["deploy"]), 5, QuerySettings(), TODAY)
+    decayed = rank_keyword(rows, weigh(["deploy"]), 5, QuerySettings(temporal_decay=True), TODAY)
     assert plain[0].path == "memory/2025-01-01.md" and decayed[0].path == "memory/2026-06-29.md"
 
 
@@ -80,9 +86,33 @@ def test_mmr_demotes_a_near_duplicate_below_a_different_result() -> None:
         row(2, "b.md", "the deploy failed because the disk was full again", -8.9),
         row(3, "c.md", "rollback plan uses the blue green switch", -5.0),
     ]
-    terms = ["deploy"]
+    terms = weigh(["deploy"])
     relevance = rank_keyword(rows, terms, 3, QuerySettings(), TODAY)
     diverse = rank_keyword(rows, terms, 3, QuerySettings(mmr=True, mmr_lambda=0.3), TODAY)
     assert [h.path for h in relevance] == ["a.md", "b.md", "c.md"]
     assert [h.path for h in diverse] == ["a.md", "c.md", "b.md"]
     assert [h.score for h in diverse] == [relevance[0].score, relevance[2].score, relevance[1].score]
+
+
+def test_chunks_with_rare_terms_outrank_ties_on_common_words() -> None:
+    """A four-chunk memory: FTS5 floors every IDF, so BM25 ranks barely differ and cannot break the tie
+    between "like while made" (3 of 5 terms) and "turtles camping" (2 of 5); rarity must."""
+    terms = ["like", "while", "made", "turtles", "camping"]
+    weights = weigh_terms(terms, {"like": 4, "while": 3, "made": 3, "turtles": 2, "camping": 2}, 4)
+    rows = [
+        row(1, "memory/a.md", "I like how the shed was made while it rained", -3e-6),
+        row(2, "memory/b.md", "Turtles at the camping site", -2e-6),
+        row(3, "memory/c.md", "I like it", -1e-6),
+    ]
+    hits = rank_keyword(rows, weights, 3, QuerySettings(), TODAY)
+    assert [h.path for h in hits] == ["memory/b.md", "memory/a.md", "memory/c.md"]
+    assert hits[0].score > 0.6 and hits[1].score < 0.4  # the plain shares were 0.4 and 0.6
+
+
+def test_keyword_scores_weigh_bm25_against_the_querys_own_idf() -> None:
+    """A chunk holding every term once at average length scores 1; BM25 above that is capped at 1."""
+    weights = weigh(["kafka", "lag"], rows=5)  # FTS5's IDF: log(95.5 / 5.5) each
+    full = weights.bm25_scale
+    assert keyword_score(row(1, "a.md", "kafka lag", -full), weights) == pytest.approx(1.0)
+    assert keyword_score(row(2, "b.md", "kafka kafka kafka", -1.5 * full), weights) == 1.0
+    assert keyword_score(row(3, "c.md", "kafka", -0.3 * full), weights) == pytest.approx(0.5)  # coverage wins

@@ -1,0 +1,148 @@
+"""Search filters: which chunks a search may return, decided before either side takes its top candidates.
+
+A filter keeps daily logs of a date range, the files under a path prefix, or one source (Markdown
+memory or session transcripts). It becomes one SQL condition over the ``path`` and ``source`` columns
+of ``chunks``, so the keyword and the vector side both rank the allowed chunks only: a filtered
+search returns as many hits as exist, never the few survivors of an unfiltered top list.
+
+Dates are those of daily logs, a file named ``YYYY-MM-DD….md`` in a folder named ``memory``
+(:data:`DATED`, the rule temporal decay also reads); every other file is undated and is left out
+when a date bound is set.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import InputError
+from .workspace import SESSIONS_PREFIX
+
+Source = Literal["memory", "sessions"]
+SOURCES: tuple[Source, ...] = ("memory", "sessions")
+
+# A daily log's path: ``memory/2026-01-31.md``, ``memory/2026-01-31-standup.md``, ``x/memory/2026-01-31.md``.
+DATED = re.compile(r"(?:^|/)memory/([0-9]{4}-[0-9]{2}-[0-9]{2})[^/]*\.md\Z")
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_FIRST_DAY, _LAST_DAY = dt.date.min.isoformat(), dt.date.max.isoformat()
+
+# The same rule in SQL, in few function calls per row (each costs about 0.1 µs, and a search may test
+# every chunk). A daily log directly in the top ``memory/`` folder, nearly all of them, lies in a range
+# of the path index; ``GLOB date(d) || '*'`` holds only when ``d`` is a real date. A log in a deeper
+# ``memory`` folder (``x/memory/2026-01-31.md``) is found through its last component, which is
+# computed only for paths containing ``/memory/``.
+_TOP_LOG = (
+    "path >= ? AND path < ? AND path GLOB ('memory/' || date(substr(path, 8, 10)) || '*.md') "
+    "AND path NOT GLOB 'memory/*/*'"
+)
+_FOLDER = "rtrim(path, replace(path, '/', ''))"  # the path up to and including its last '/'
+_NAME = f"substr(path, length({_FOLDER}) + 1)"
+_NESTED_LOG = (
+    f"path GLOB '*/memory/*' AND {_FOLDER} GLOB '*/memory/' AND substr({_NAME}, 1, 10) BETWEEN ? AND ? "
+    f"AND {_NAME} GLOB (date(substr({_NAME}, 1, 10)) || '*.md')"
+)
+# Transcripts' answer paths all start with ``sessions/``: the path index narrows the source test to them.
+_IN_SESSIONS = f"path >= '{SESSIONS_PREFIX}/' AND path < '{SESSIONS_PREFIX}0'"
+
+
+def log_date(path: str) -> dt.date | None:
+    """The date of the daily log at ``path``; None for an undated file (or an impossible date)."""
+    match = DATED.search(path)
+    if match is None:
+        return None
+    try:
+        return dt.date.fromisoformat(match[1])
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Which chunks a search may return; every bound left None allows everything.
+
+    ``after``/``before`` are inclusive and keep daily logs only; ``path_prefix`` is a normalised
+    workspace-relative folder or file, matched by whole components; ``source`` keeps one source.
+    """
+
+    after: dt.date | None = None
+    before: dt.date | None = None
+    path_prefix: str | None = None
+    source: Source | None = None
+
+    @classmethod
+    def parse(
+        cls,
+        after: str | None = None,
+        before: str | None = None,
+        path_prefix: str | None = None,
+        source: str | None = None,
+    ) -> SearchFilter:
+        """A filter from a caller's arguments (blank counts as not given); InputError naming the bad one."""
+        first, last = _day("after", after), _day("before", before)
+        if first and last and first > last:
+            raise InputError(f"after ({first}) is later than before ({last}); swap them")
+        return cls(first, last, _prefix(path_prefix), _source(source))
+
+    @property
+    def empty(self) -> bool:
+        return self.after is None and self.before is None and self.path_prefix is None and self.source is None
+
+    def sql(self) -> tuple[str, tuple[str, ...]]:
+        """(condition over ``path`` and ``source``, its parameters); ``"1"`` when the filter is empty.
+
+        Run it against ``chunks INDEXED BY chunks_path``: every test but the source's reads the
+        index alone, and the source is read only for paths under ``sessions/``.
+        """
+        parts: list[str] = []
+        params: list[str] = []
+        if self.path_prefix is not None:
+            prefix = self.path_prefix
+            parts.append("(path = ? OR (path >= ? AND path < ?))")  # '0' follows '/': the folder's range
+            params += [prefix, f"{prefix}/", f"{prefix}0"]
+        if self.after is not None or self.before is not None:
+            first = self.after.isoformat() if self.after else _FIRST_DAY
+            last = self.before.isoformat() if self.before else _LAST_DAY
+            after_last = last[:-1] + chr(ord(last[-1]) + 1)  # the first 10-character string above ``last``
+            parts.append(f"(({_TOP_LOG}) OR ({_NESTED_LOG}))")
+            params += [f"memory/{first}", f"memory/{after_last}", first, last]
+        if self.source == "sessions":
+            parts.append(f"({_IN_SESSIONS} AND source = 'sessions')")
+        elif self.source == "memory":
+            parts.append(f"(NOT ({_IN_SESSIONS}) OR source = 'memory')")
+        return " AND ".join(parts) or "1", tuple(params)
+
+
+def _day(name: str, raw: str | None) -> dt.date | None:
+    text = (raw or "").strip()
+    if not text:
+        return None
+    try:
+        if _ISO_DAY.match(text):
+            return dt.date.fromisoformat(text)
+    except ValueError:
+        pass
+    raise InputError(f"{name} must be a date like 2026-01-31 (got {raw!r})")
+
+
+def _prefix(raw: str | None) -> str | None:
+    """``raw`` as an answer-path prefix: no ``./``, empty or trailing ``/``; ``..`` only leading
+    (extra folders outside the workspace are answered as ``../…``)."""
+    text = (raw or "").strip()
+    if text.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", text):
+        raise InputError(f"pathPrefix must be relative to the workspace, like memory/projects/ (got {raw!r})")
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    climbs = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
+    if ".." in parts[climbs:]:
+        raise InputError(f"pathPrefix may not contain '..' after a folder name, like memory/projects/ (got {raw!r})")
+    return "/".join(parts) or None
+
+
+def _source(raw: str | None) -> Source | None:
+    text = (raw or "").strip().lower()
+    if not text:
+        return None
+    if text not in SOURCES:
+        raise InputError(f"source must be 'memory' or 'sessions' (got {raw!r})")
+    return text

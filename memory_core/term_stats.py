@@ -1,0 +1,20 @@
+"""How many chunks hold each query term: the statistics keyword scores weigh terms by."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import store
+from .filters import SearchFilter
+from .fts import TermWeights, weigh_terms
+
+
+def keyword_candidates(
+    conn: Any, terms: Sequence[str], limit: int, total_chunks: int, where: SearchFilter | None = None
+) -> tuple[list[store.ChunkRow], TermWeights]:
+    """The best ``limit`` chunks by BM25 and ``terms`` weighed by rarity in the index, from one
+    FTS5 count per term (the counts serve both the search's shortcut and the weights)."""
+    counts = {term: store.term_rows(conn, term) for term in terms}
+    rows = store.keyword_search(conn, terms, limit, total_chunks, where, counts)
+    return rows, weigh_terms(terms, counts, total_chunks)

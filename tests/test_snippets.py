@@ -1,0 +1,113 @@
+"""Snippets show the lines that answer the query, and an answer keeps within its character budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memory_core import MemoryEngine
+from memory_core.errors import InputError
+from memory_core.ranking import Ranked
+from memory_core.snippets import LineScorer, best_window, fit, to_hit
+from memory_core.store import ChunkRow
+
+FILLER = "- **Mel**: we talked about the weather and the week ahead, nothing much happened"
+
+
+def chunk(lines: list[str], start: int = 1, cid: int = 1, path: str = "memory/2026-01-01.md") -> Ranked:
+    return Ranked(ChunkRow(cid, path, "memory", start, start + len(lines) - 1, "\n".join(lines), -1.0), 1.0, 1.0)
+
+
+def test_the_snippet_is_the_matching_lines_not_the_chunk_head() -> None:
+    """The answer sits on line 15 of a 20-line chunk: the snippet holds it, with its true line numbers."""
+    lines = [FILLER] * 20
+    lines[14] = "- **Mel**: we went camping with the turtles at the lake last weekend"
+    item = chunk(lines, start=40)
+    window = best_window(item.row.text, 40, 59, LineScorer(["camping", "turtles"], [item.row.text]), 400)
+    assert "camping with the turtles" in window.text and len(window.text) <= 400
+    assert window.text == "\n".join(lines[window.start_line - 40 : window.end_line - 40 + 1])  # whole lines
+    assert (window.start_line, window.end_line) == (53, 57)  # context leans forward: two lines after for one before
+
+
+def test_a_rare_term_outweighs_a_common_one() -> None:
+    """'like' is on every line, 'camping' on one: that line wins, not the first line with 'like'."""
+    lines = [f"- I like item {i} and more filler text to make this line long enough" for i in range(30)]
+    lines[22] = "- I like camping"
+    text = "\n".join(lines)
+    window = best_window(text, 1, 30, LineScorer(["like", "camping"], [text]), 200)
+    assert "I like camping" in window.text
+
+
+def test_a_short_chunk_is_returned_whole_and_a_long_line_is_cut_around_its_match() -> None:
+    scorer = LineScorer(["needle"], [])
+    whole = best_window("# Title\n\n- short", 3, 5, scorer, 700)
+    assert (whole.start_line, whole.end_line, whole.text) == (3, 5, "# Title\n\n- short")
+    long_line = "x" * 900 + " needle " + "y" * 900
+    window = best_window(f"# Head\n{long_line}", 1, 2, scorer, 300)
+    assert (window.start_line, window.end_line) == (2, 2)
+    assert "needle" in window.text and len(window.text) == 300
+    assert window.text.startswith("…") and window.text.endswith("…")
+
+
+def test_a_chunk_without_matching_lines_shows_its_head() -> None:
+    lines = [f"line {i} " + "z" * 60 for i in range(30)]
+    window = best_window("\n".join(lines), 7, 36, LineScorer(["absent"], []), 200)
+    assert window.start_line == 7 and window.text.startswith("line 0 ")
+
+
+def test_a_transcript_excerpt_keeps_its_chunk_range() -> None:
+    """A transcript chunk's text is not its JSONL lines one for one: the snippet narrows, the range cannot."""
+    lines = [f"User: question {i} " + "q" * 80 for i in range(12)] + ["Assistant: the vault codename is PERIWINKLE"]
+    window = best_window("\n".join(lines), 3, 40, LineScorer(["periwinkle"], []), 300)
+    assert "PERIWINKLE" in window.text and len(window.text) <= 300
+    assert (window.start_line, window.end_line) == (3, 40)
+
+
+def test_the_budget_is_filled_best_first_and_the_top_hit_is_never_dropped() -> None:
+    items = [chunk([f"- fact {i} about pumpkins " + "w" * 200] * 6, cid=i, path=f"memory/n{i}.md") for i in range(10)]
+    chosen, left_out = fit(items, ["pumpkins"], 1000, 700)
+    hits = [to_hit(item, window) for item, window in chosen]
+    assert sum(len(h.snippet) for h in hits) <= 1000
+    assert [h.path for h in hits] == [f"memory/n{i}.md" for i in range(len(hits))]
+    assert left_out == 10 - len(hits) > 0
+    (only, window), *rest = fit(items[:1], ["pumpkins"], 200, 700)[0]  # smaller than its best line: cut, kept
+    top = to_hit(only, window)
+    assert not rest and len(top.snippet) <= 200 and "pumpkins" in top.snippet
+    assert (top.chunk_start_line, top.chunk_end_line, top.start_line, top.end_line) == (1, 6, 1, 1)
+
+
+async def test_search_shows_the_deep_line_and_memory_get_reads_exactly_it(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    """End to end: the answer is deep in a long daily log; the snippet's line range reads back the same text."""
+    lines = ["# 2026-03-02", ""] + [f"- note {i}: {FILLER}" for i in range(40)]
+    lines[31] = "- The spare key for the boathouse is under the blue flowerpot."
+    write("memory/2026-03-02.md", "\n".join(lines) + "\n")
+    async with make_engine() as engine:
+        await engine.sync()
+        answer = await engine.search("where is the boathouse key?")
+        top = answer.results[0]
+        assert "boathouse is under the blue flowerpot" in top.snippet
+        assert top.chunk_start_line <= top.start_line <= 32 <= top.end_line <= top.chunk_end_line
+        excerpt = await engine.read(top.path, top.start_line, top.end_line - top.start_line + 1)
+        assert excerpt.text.rstrip("\n") == top.snippet
+
+
+async def test_max_chars_bounds_the_answer_and_says_what_was_left_out(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    for day in range(1, 21):
+        write(f"memory/2026-04-{day:02}.md", f"# 2026-04-{day:02}\n\n" + f"- harvest {day}: {FILLER}\n" * 12)
+    async with make_engine() as engine:
+        await engine.sync()
+        wide = await engine.search("harvest", max_results=15, max_chars=12_000)
+        narrow = await engine.search("harvest", max_results=20, max_chars=1_000)
+        assert len(wide.results) == 15 and wide.left_out == 0
+        assert sum(len(h.snippet) for h in narrow.results) <= 1_000
+        assert narrow.left_out == 20 - len(narrow.results) > 0
+        assert narrow.warning and f"{narrow.left_out} more result(s) left out" in narrow.warning
+        for bad in (199, 12_001):
+            with pytest.raises(InputError, match="maxChars must be between 200 and 12000"):
+                await engine.search("harvest", max_chars=bad)
