@@ -32,10 +32,17 @@ from ``OPENAI_API_KEY`` or ``MEMDEX_EMBEDDING__OPENAI__API_KEY``), exactly as me
 For decay, "today" in a LoCoMo conversation is the day after its last session (when the questions
 are asked); the pooled variant keeps each chat's logs in a sub-folder, which decay treats as undated.
 
-Every search passes ``min_score = 0`` (the benchmark measures ranking, not the threshold). Chunk-level
+Every ranked search passes ``min_score = 0`` (the benchmark measures ranking, not the threshold). Chunk-level
 suites (LoCoMo) request ``max_results = 10`` chunks. Document-level suites (SciFact, CISI) request 30
 chunks, keep each document's best (first) chunk and score the first 10 distinct documents, so a
 document split into several chunks cannot crowd others out of the top 10.
+
+Chat suites (LoCoMo) also measure what an agent gets. Each question is searched a second time at the
+tool's defaults (no ``max_results`` / ``min_score``): ev@2k / ev@4k = share of its evidence turns found
+whole in the first 2,000 / 4,000 characters of the returned snippets, with the characters returned and
+whether nothing came back. Session recall@5 / @10 (the evidence's files among the top-k ranked hits) comes
+from the ranked search. For abstention, seeded random-word queries (gibberish, and real words absent
+from the conversation) are searched at the defaults too: an empty answer is the right one.
 
 Indexes are cached per (dataset, workspace, chunking, embedding provider/model) in
 ``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>[-local-<model>].sqlite``: the keyword mode
@@ -57,11 +64,13 @@ import hashlib
 import json
 import logging
 import math
+import random
 import re
+import string
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,6 +83,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without
 from bench.perf_support import wait_until
 from memory_core.config import Settings, load_settings
 from memory_core.engine import MemoryEngine
+from memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
 from memory_core.models import Hit
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
@@ -120,6 +130,15 @@ class Query:
     text: str
     group: str
     relevant: Grades
+    evidence: tuple[str, ...] = ()  # chat sets: the evidence turns' text, without the speaker prefix
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A query with no answer in its workspace (abstention): the right answer is no results."""
+
+    kind: Literal["gibberish", "words"]
+    text: str
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,7 @@ class BenchWorkspace:
     queries: list[Query]
     extra_paths: tuple[str, ...] = ()  # memdex `extra_paths`, relative to the workspace root
     today: dt.date | None = None  # "today" for temporal decay (None: the real date)
+    probes: tuple[Probe, ...] = ()  # chat sets: random-word queries, searched at the defaults
 
 
 @dataclass(frozen=True)
@@ -155,6 +175,8 @@ class Suite:
     references: list[Reference] = field(default_factory=list)
     breakdown: tuple[str, ...] = ()  # metrics shown per row (group) and mode, when there are several rows
     notes: list[str] = field(default_factory=list)
+    chat: bool = False  # chat set: also CHAT_METRICS (defaults search, session recall) and probes
+    adversarial: str = ""  # chat sets: label of the row of adversarial questions (abstention report)
 
     @property
     def fetch(self) -> int:
@@ -164,6 +186,11 @@ class Suite:
     @property
     def n_queries(self) -> int:
         return sum(len(ws.queries) for ws in self.workspaces)
+
+    @property
+    def scored(self) -> tuple[str, ...]:
+        """Every score a query of this suite gets: METRICS, plus CHAT_METRICS for chat sets."""
+        return (*METRICS, *CHAT_METRICS) if self.chat else tuple(METRICS)
 
 
 # Metrics (README "Metrics"): `covered[i]` = relevant units covered by the item at rank i + 1 ------
@@ -235,6 +262,40 @@ METRICS: dict[str, Metric] = {
 }
 
 
+# Chat sets: session recall from the ranked answer; what the agent reads from the answer at the defaults.
+SESSION_KS = {"session_recall@5": 5, "session_recall@10": 10}
+READ_LIMITS = {"ev@2k": 2_000, "ev@4k": 4_000}  # characters of snippets an agent reads
+CHAT_METRICS = (*SESSION_KS, *READ_LIMITS, "chars", "no_results")
+
+
+def session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
+    """Fraction of the relevant units' distinct files (one per session) among the top ``k`` hits' paths."""
+    files = {unit.path for unit in relevant}
+    return len(files & {hit.path for hit in hits[:k]}) / len(files)
+
+
+def normalise_text(text: str) -> str:
+    """Whitespace collapsed to single spaces, case-folded."""
+    return " ".join(text.split()).casefold()
+
+
+def evidence_read(evidence: Sequence[str], snippets: Sequence[str], limit: int) -> float:
+    """Share of ``evidence`` texts found whole in the snippets joined in rank order and cut at ``limit`` chars."""
+    read = normalise_text("\n".join(snippets)[:limit])
+    return sum(normalise_text(text) in read for text in evidence) / len(evidence)
+
+
+def chat_scores(query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit]) -> dict[str, float]:
+    """CHAT_METRICS: session recall of the ranked hits; ev@k, characters and emptiness of the default answer."""
+    snippets = [hit.snippet for hit in defaults]
+    return {
+        **{name: session_recall_at(k, ranked, query.relevant) for name, k in SESSION_KS.items()},
+        **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
+        "chars": float(sum(map(len, snippets))),
+        "no_results": float(not defaults),
+    }
+
+
 @dataclass(frozen=True)
 class QueryResult:
     """A query's scores under every metric."""
@@ -244,18 +305,22 @@ class QueryResult:
     scores: dict[str, float]
 
 
-def score_query(query: Query, hits: Sequence[Hit], level: Level) -> QueryResult:
-    """Rank items (collapsing to documents at document level), judge the top 10, apply every metric."""
+def score_query(query: Query, hits: Sequence[Hit], level: Level, defaults: Sequence[Hit] | None = None) -> QueryResult:
+    """Rank items (collapsing to documents at document level), judge the top 10, apply every metric.
+
+    ``defaults`` (chat sets) is the answer at the tool's defaults; with it the query also gets CHAT_METRICS.
+    """
     items = best_chunk_per_document(hits) if level == "document" else hits
     covered = judge(items[:MAX_RESULTS], query.relevant)
-    return QueryResult(query.qid, query.group, {name: fn(covered, query.relevant) for name, fn in METRICS.items()})
+    scores = {name: fn(covered, query.relevant) for name, fn in METRICS.items()}
+    if defaults is not None:
+        scores |= chat_scores(query, hits, defaults)
+    return QueryResult(query.qid, query.group, scores)
 
 
-def macro_average(results: Sequence[QueryResult]) -> dict[str, float]:
-    """Mean of each metric over ``results`` (NaN when there are none)."""
-    return {
-        name: (sum(r.scores[name] for r in results) / len(results)) if results else math.nan for name in METRICS
-    }
+def macro_average(results: Sequence[QueryResult], names: Iterable[str]) -> dict[str, float]:
+    """Mean of each score in ``names`` over ``results`` (NaN when there are none)."""
+    return {name: (sum(r.scores[name] for r in results) / len(results)) if results else math.nan for name in names}
 
 
 # LoCoMo ------------------------------------------------------------------------------------------
@@ -291,6 +356,20 @@ def format_turn(turn: dict[str, Any]) -> str:
     if caption := turn.get("blip_caption"):
         line += f" [shares a photo: {' '.join(str(caption).split())}]"
     return line
+
+
+_TURN_PREFIX = re.compile(r"- \*\*[^*]+\*\*: ")
+
+
+def turn_text(line: str) -> str:
+    """A turn line as written (see :func:`format_turn`) without its ``- **Name**: `` prefix."""
+    match = _TURN_PREFIX.match(line)
+    return line[match.end() :] if match else line
+
+
+def unit_text(files: Mapping[str, str], unit: Unit) -> str:
+    """The text of a one-line unit's turn, as written to its file."""
+    return turn_text(files[unit.path].splitlines()[unit.first - 1])
 
 
 def locomo_workspace(sample: dict[str, Any], folder: str = "memory") -> tuple[dict[str, str], dict[str, Unit]]:
@@ -338,13 +417,18 @@ def load_locomo(eval_dir: Path, limit: int | None = None, pooled: bool = False) 
             if not units:
                 dropped_questions.append(qid)
                 continue
-            queries.append(Query(qid, str(qa["question"]), str(qa["category"]), units))
+            evidence = tuple(unit_text(files, unit) for unit in units)
+            queries.append(Query(qid, str(qa["question"]), str(qa["category"]), units, evidence))
         # The questions are asked the day after the last session, so --decay ages the logs as then.
         last = max(dt.date.fromisoformat(Path(path).stem) for path in files)
         workspaces.append(BenchWorkspace(sid, files, queries, today=last + dt.timedelta(days=1)))
     if pooled:
         files = {path: text for ws in workspaces for path, text in ws.files.items()}
         workspaces = [BenchWorkspace("pooled", files, [q for ws in workspaces for q in ws.queries])]
+    per_workspace = math.ceil(PROBES_PER_SUITE / len(workspaces))
+    workspaces = [
+        replace(ws, probes=tuple(random_queries(ws.files.values(), per_workspace, seed=ws.name))) for ws in workspaces
+    ]
     groups = {str(c): f"{c} {name}" for c, name in LOCOMO_CATEGORIES.items()}
     headline = "headline (1-4)"
     return Suite(
@@ -361,7 +445,55 @@ def load_locomo(eval_dir: Path, limit: int | None = None, pooled: bool = False) 
             _dropped("evidence id(s) that point nowhere", dropped_ids),
             _dropped("question(s) left without evidence", dropped_questions),
         ],
+        chat=True,
+        adversarial=groups["5"],
     )
+
+
+# Abstention probes: queries whose words appear nowhere in the workspace -------------------------
+# A word counts as present when a workspace word shares its first STEM letters (the whole word when
+# shorter): a crude stem, so FTS5's porter stemmer cannot match an inflected form either.
+
+PROBES_PER_SUITE = 200  # split evenly over the workspaces; half gibberish, half real words
+STEM = 5
+_LETTERS = re.compile(r"[^\W\d_]+")
+UNRELATED_WORDS = tuple(
+    """
+    abscissa accretion adiabatic aileron albedo alkaloid allele alluvium amortize anticline aphelion
+    apogee aquifer arbitrage asymptote azimuth ballast basalt bathymetry bitumen bollard brachiopod
+    bulkhead caisson capacitor carburetor cartilage cathode centrifuge chromosome cladding coefficient
+    colloid conifer crankshaft cuneiform cytoplasm declination dendrite detritus diffraction dolomite
+    drumlin dynamo eccentricity ecliptic electrolyte ellipsoid enzyme epicycle equinox escarpment
+    estuary eutectic feldspar fiduciary flange flywheel fulcrum gasket geodesic gneiss graphene
+    gyroscope halogen hydraulic hypotenuse igneous impedance inductor isobar isotope isthmus joist
+    kinematics laminar latitude lattice lemma lignite lithium logarithm longitude magnetite mandible
+    manifold meridian meteorite mitochondria molybdenum moraine nebula neutrino nitrate obsidian
+    orthogonal oscillator osmosis parabola parallax perihelion permafrost petiole phoneme photon
+    piston plankton polymer porosity precession propeller protozoa pulsar quadrant quartzite quasar
+    radiator refraction resistor rhizome riparian rotor salinity sandstone schist sediment semaphore
+    sextant silicate solenoid spectrometer sprocket stalactite stratum subduction sulfate synapse
+    tangent tectonic tensor theodolite thermocline tributary tundra turbine valence venturi vertebra
+    viscosity voltage vortex watershed zeolite zenith
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+def random_queries(texts: Iterable[str], count: int, seed: str) -> list[Probe]:
+    """``count`` seeded queries none of whose words is in ``texts``: half 2-4 gibberish words, half 3-5
+    words of UNRELATED_WORDS."""
+    present = {word[:STEM] for text in texts for word in _LETTERS.findall(text.casefold())}
+    vocabulary = [word for word in UNRELATED_WORDS if word[:STEM] not in present]
+    rng = random.Random(seed)
+
+    def gibberish() -> str:
+        while (word := "".join(rng.choices(string.ascii_lowercase, k=rng.randint(STEM, 9))))[:STEM] in present:
+            pass
+        return word
+
+    half = count // 2
+    return [Probe("gibberish", " ".join(gibberish() for _ in range(rng.randint(2, 4)))) for _ in range(half)] + [
+        Probe("words", " ".join(rng.sample(vocabulary, rng.randint(3, 5)))) for _ in range(count - half)
+    ]
 
 
 def _dropped(what: str, items: Sequence[str]) -> str:
@@ -599,8 +731,11 @@ class ModeRun:
     mode: Mode
     results: list[QueryResult] = field(default_factory=list)
     index_seconds: float = 0.0  # syncing (building or checking) the indexes
-    search_seconds: float = 0.0
-    fallbacks: int = 0  # queries of an embedding mode answered keyword-only (should stay 0)
+    search_seconds: float = 0.0  # the ranked searches
+    defaults_seconds: float = 0.0  # chat sets: the searches at the defaults (questions and probes)
+    fallbacks: int = 0  # searches of an embedding mode answered keyword-only (should stay 0)
+    defaults: dict[str, float] = field(default_factory=dict)  # the tool's default max_results and min_score
+    probes: list[tuple[str, bool]] = field(default_factory=list)  # chat sets: (probe kind, answer empty)
 
 
 def materialise(ws: BenchWorkspace, root: Path) -> int:
@@ -655,16 +790,39 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         if mode.embeddings:  # measure the steady state: vector searches served from the copy in RAM
             await wait_until(engine.vectors_in_ram, 300, f"{label}: the vectors in RAM")
         expected = "hybrid" if mode.embeddings else "keyword"
-        for query in ws.queries:
-            answer = await engine.search(query.text, max_results=suite.fetch, min_score=MIN_SCORE)
+
+        async def search(text: str, **limits: Any) -> list[Hit]:
+            answer = await engine.search(text, **limits)
             run.fallbacks += answer.mode != expected
-            run.results.append(score_query(query, answer.results, suite.level))
+            return answer.results
+
+        # The ranking is measured apart from the answer's size: the shortest snippets and the largest
+        # budget, so no ranked chunk is left out to keep an answer small.
+        engine.searcher.query = settings.query.model_copy(update={"snippet_chars": MIN_SNIPPET_CHARS})
+        ranked = [
+            await search(q.text, max_results=suite.fetch, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
+            for q in ws.queries
+        ]
+        engine.searcher.query = settings.query
+        searched = time.perf_counter()
+        if suite.chat:
+            defaults: list[list[Hit] | None] = [await search(q.text) for q in ws.queries]
+            run.probes += [(probe.kind, not await search(probe.text)) for probe in ws.probes]
+            run.defaults = {"max_results": settings.query.max_results, "min_score": settings.query.min_score}
+        else:
+            defaults = [None] * len(ws.queries)
         finished = time.perf_counter()
+    run.results += [
+        score_query(query, hits, suite.level, answer)
+        for query, hits, answer in zip(ws.queries, ranked, defaults, strict=True)
+    ]
     run.index_seconds += synced - started
-    run.search_seconds += finished - synced
+    run.search_seconds += searched - synced
+    run.defaults_seconds += finished - searched
     log(
         f"  {label}: {report.changed} file(s) (re)indexed in {synced - started:.1f}s, {status.chunks} chunks, "
-        f"{len(ws.queries)} queries in {finished - synced:.1f}s"
+        f"{len(ws.queries)} queries in {searched - synced:.1f}s"
+        + (f", {len(ws.queries) + len(ws.probes)} at the defaults in {finished - searched:.1f}s" if suite.chat else "")
     )
 
 
@@ -687,7 +845,7 @@ def summarise(suite: Suite, results: Sequence[QueryResult]) -> list[dict[str, An
     rows = []
     for label, groups in suite.rows:
         chosen = [r for r in results if r.group in groups]
-        rows.append({"label": label, "n": len(chosen), **macro_average(chosen)})
+        rows.append({"label": label, "n": len(chosen), **macro_average(chosen, suite.scored)})
     return rows
 
 
@@ -741,6 +899,75 @@ def render_breakdown(suite: Suite, runs: Sequence[ModeRun], metric: str) -> str:
     return "\n".join(lines)
 
 
+def _value(name: str, value: float) -> str:
+    return f"{value:.0f}" if name == "chars" else f"{value:.3f}"
+
+
+def render_rows(suite: Suite, run: ModeRun, names: Sequence[str]) -> str:
+    """``names`` for every report row (rows) of one mode."""
+    width = max(len(run.mode.name), *(len(label) for label, _ in suite.rows)) + 2
+    header = f"{run.mode.name:<{width}}{'n':>6}" + "".join(f"{name:>{len(name) + 2}}" for name in names)
+    lines = [header, "-" * len(header)]
+    for row in summarise(suite, run.results):
+        if row["label"] == suite.headline:
+            lines.append("-" * len(header))
+        cells = "".join(f"{_value(name, row[name]):>{len(name) + 2}}" for name in names)
+        lines.append(f"{row['label']:<{width}}{row['n']:>6}{cells}")
+    return "\n".join(lines)
+
+
+def _share(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else math.nan
+
+
+def abstention(suite: Suite, run: ModeRun) -> dict[str, float]:
+    """Shares of answers at the defaults with no results: adversarial questions, probes, answerable questions."""
+    rows = {row["label"]: row for row in summarise(suite, run.results)}
+    return {
+        "adversarial_no_results": rows[suite.adversarial]["no_results"],
+        "random_no_results": _share([empty for _, empty in run.probes]),
+        "gibberish_no_results": _share([empty for kind, empty in run.probes if kind == "gibberish"]),
+        "words_no_results": _share([empty for kind, empty in run.probes if kind == "words"]),
+        "answerable_no_results": rows[suite.headline]["no_results"],
+    }
+
+
+def render_abstention(suite: Suite, runs: Sequence[ModeRun]) -> str:
+    """One row per mode: the :func:`abstention` shares."""
+    columns = {
+        "adversarial_no_results": suite.adversarial,
+        "random_no_results": f"random (n={len(runs[0].probes)})",
+        "gibberish_no_results": "gibberish",
+        "words_no_results": "real words",
+        "answerable_no_results": f"answerable {suite.headline.removeprefix('headline ')}",
+    }
+    width = max(len("mode"), *(len(r.mode.name) for r in runs)) + 2
+    header = f"{'mode':<{width}}" + "".join(f"{label:>{len(label) + 3}}" for label in columns.values())
+    lines = [header, "-" * len(header)]
+    for run in runs:
+        shares = abstention(suite, run)
+        lines.append(
+            f"{run.mode.name:<{width}}"
+            + "".join(f"{shares[key]:>{len(label) + 3}.3f}" for key, label in columns.items())
+        )
+    return "\n".join(lines)
+
+
+def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
+    """The chat-set sections: what the agent reads and session recall per mode, then abstention."""
+    limits = ", ".join(f"{k}={v:g}" for k, v in runs[0].defaults.items())
+    out = [
+        "",
+        f"What the agent reads — memory_search at its defaults ({limits}): ev@2k / ev@4k = share of evidence "
+        "turns whole in the first 2,000 / 4,000 characters of the snippets; chars = characters returned; "
+        f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}.",
+    ]
+    out += [block for run in runs for block in ("", render_rows(suite, run, CHAT_METRICS))]
+    out += ["", "Abstention — share of answers at the defaults with no results (random-word probes: want 1; "
+            "answerable questions: want 0):", "", render_abstention(suite, runs)]  # fmt: skip
+    return out
+
+
 def describe_search(suite: Suite, config: RunConfig, modes: Sequence[Mode]) -> list[str]:
     """What every figure below was measured with."""
     if suite.level == "chunk":
@@ -774,12 +1001,26 @@ def report(suite: Suite, config: RunConfig, runs: Sequence[ModeRun], seconds: fl
     out = [f"{suite.name} — {suite.level} level, {suite.headline}: n = {headline_row(suite, runs[0])['n']} "
            f"queries, {len(runs)} mode(s), {seconds:.1f}s wall"]
     out += [f"  {line}" for line in [*describe_search(suite, config, [r.mode for r in runs]), *suite.notes]]
-    out += [f"  WARNING: {r.mode.name}: {r.fallbacks} query(ies) fell back to keyword" for r in runs if r.fallbacks]
+    out += [f"  WARNING: {r.mode.name}: {r.fallbacks} search(es) fell back to keyword" for r in runs if r.fallbacks]
     out += ["", render_mode_table(suite, runs)]
     if len(suite.rows) > 1:
         out += ["", f"By {'category' if suite.name == 'locomo' else 'group'}:"]
         out += [block for metric in suite.breakdown for block in ("", render_breakdown(suite, runs, metric))]
+    if suite.chat:
+        out += render_chat(suite, runs)
     return "\n".join(out)
+
+
+def chat_json(suite: Suite, run: ModeRun) -> dict[str, Any]:
+    """A chat set's extras for one mode: the tool's defaults, their searches' time, the abstention shares."""
+    if not suite.chat:
+        return {}
+    return {
+        "defaults": run.defaults,
+        "defaults_search_seconds": round(run.defaults_seconds, 3),
+        "random_queries": len(run.probes),
+        "abstention": abstention(suite, run),
+    }
 
 
 def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeRun], seconds: float) -> None:
@@ -813,6 +1054,7 @@ def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeR
                 "index_seconds": round(run.index_seconds, 3),
                 "search_seconds": round(run.search_seconds, 3),
                 "keyword_fallbacks": run.fallbacks,
+                **chat_json(suite, run),
                 "rows": summarise(suite, run.results),
                 "queries": [{"id": r.qid, "group": r.group, **r.scores} for r in run.results],
             }

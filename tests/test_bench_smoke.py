@@ -41,7 +41,8 @@ def test_perf_runs_every_section_on_a_tiny_input(tmp_path: Path) -> None:
 
 @needs_locomo
 def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
-    """``quality.py locomo`` builds one conversation's workspace, searches it and prints the headline row."""
+    """``quality.py locomo`` builds one conversation's workspace, searches it and prints the headline row,
+    what the agent reads at the defaults and the abstention table."""
     out = tmp_path / "quality.json"
     result = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / "quality.py"), "locomo", "--limit-conversations", "1",
@@ -50,7 +51,13 @@ def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "headline (1-4)" in result.stdout
-    assert out.is_file() and out.stat().st_size > 0
+    assert "What the agent reads" in result.stdout and "ev@2k" in result.stdout
+    assert "Abstention" in result.stdout and "random (n=200)" in result.stdout
+    (mode,) = json.loads(out.read_text())["modes"]
+    headline = next(row for row in mode["rows"] if row["label"] == "headline (1-4)")
+    assert 0 < headline["ev@2k"] <= headline["ev@4k"] <= 1 and headline["chars"] > 0
+    assert 0 < headline["session_recall@5"] <= headline["session_recall@10"] <= 1
+    assert mode["random_queries"] == 200 and mode["abstention"]["random_no_results"] > 0.5
 
 
 @needs_locomo

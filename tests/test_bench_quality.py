@@ -1,0 +1,130 @@
+"""bench/quality.py's chat-set measures: ev@k, session recall, evidence texts and the abstention probes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.quality import (
+    CHAT_METRICS,
+    METRICS,
+    STEM,
+    UNRELATED_WORDS,
+    Query,
+    Unit,
+    evidence_read,
+    load_locomo,
+    random_queries,
+    score_query,
+    session_recall_at,
+    turn_text,
+)
+from memory_core.models import Hit
+
+PHOTO_TURN = {
+    "speaker": "Mel",
+    "dia_id": "D1:2",
+    "text": "Look at\nmy  new pot!",
+    "blip_caption": "a photo of  a bowl",
+}
+SAMPLE = {
+    "sample_id": "conv-x",
+    "conversation": {
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "I went to a support group."}, PHOTO_TURN],
+        "session_2_date_time": "10:00 am on 9 May, 2023",
+        "session_2": [{"speaker": "Caroline", "dia_id": "D2:1", "text": "Fulcrum isotopes everywhere."}],
+    },
+    "qa": [
+        {"question": "What did Mel make?", "evidence": ["D1:2", "D2:1"], "category": 1},
+        {"question": "What did Caroline realise?", "evidence": ["D1:1"], "category": 5},
+    ],
+}
+
+
+def hit(path: str, snippet: str = "", lines: tuple[int, int] = (1, 1)) -> Hit:
+    first, last = lines
+    return Hit(path=path, start_line=first, end_line=last, chunk_start_line=first, chunk_end_line=last,
+               score=0.5, snippet=snippet)  # fmt: skip
+
+
+@pytest.fixture
+def locomo_dir(tmp_path: Path) -> Path:
+    (tmp_path / "locomo").mkdir()
+    (tmp_path / "locomo" / "locomo10.json").write_text(json.dumps([SAMPLE]), encoding="utf-8")
+    return tmp_path
+
+
+def test_turn_text_strips_only_the_speaker_prefix() -> None:
+    assert turn_text("- **Caroline**: I said - **not** this: ok") == "I said - **not** this: ok"
+    assert turn_text("# 2023-05-08") == "# 2023-05-08"
+
+
+def test_evidence_is_the_written_line_without_its_prefix(locomo_dir: Path) -> None:
+    """The photo turn keeps its caption; whitespace is as written to the file."""
+    suite = load_locomo(locomo_dir)
+    (ws,) = suite.workspaces
+    question = ws.queries[0]
+    assert question.evidence == ("Look at my new pot! [shares a photo: a photo of a bowl]", "Fulcrum isotopes everywhere.")
+    assert "- **Mel**: Look at my new pot! [shares a photo: a photo of a bowl]" in ws.files["memory/2023-05-08.md"]
+    assert suite.chat and suite.adversarial == "5 adversarial"
+
+
+def test_evidence_read_normalises_whitespace_and_case() -> None:
+    snippets = ["- **Mel**: LOOK   at\nmy new pot!", "- **Jo**: other"]
+    assert evidence_read(["look at my new pot!"], snippets, 2_000) == 1.0
+    assert evidence_read(["look at my new pot!", "not returned"], snippets, 2_000) == 0.5
+
+
+def test_evidence_read_cuts_the_joined_snippets_at_the_limit() -> None:
+    """Snippets join with a newline in rank order; evidence straddling the cut counts as missing."""
+    first = "x" * 90
+    snippets = [first, "the evidence turn"]  # "the evidence turn" occupies characters 92..108
+    assert evidence_read(["the evidence turn"], snippets, 108) == 1.0
+    assert evidence_read(["the evidence turn"], snippets, 107) == 0.0
+    assert evidence_read(["the evidence turn"], snippets[::-1], 20) == 1.0
+
+
+def test_session_recall_counts_distinct_evidence_files_in_the_top_k() -> None:
+    relevant = {Unit("memory/a.md", 2, 2): 1, Unit("memory/a.md", 5, 5): 1, Unit("memory/b.md", 3, 3): 1}
+    ranked = [hit("memory/c.md"), hit("memory/a.md"), hit("memory/a.md"), hit("memory/b.md")]
+    assert session_recall_at(2, ranked, relevant) == 0.5
+    assert session_recall_at(3, ranked, relevant) == 0.5
+    assert session_recall_at(4, ranked, relevant) == 1.0
+
+
+def test_chat_scores_come_only_with_a_default_answer() -> None:
+    query = Query("q", "pot", "1", {Unit("memory/a.md", 2, 2): 1}, ("my new pot!",))
+    ranked = [hit("memory/a.md", lines=(1, 9))]
+    plain = score_query(query, ranked, "chunk")
+    assert set(plain.scores) == set(METRICS)
+    empty = score_query(query, ranked, "chunk", defaults=[])
+    assert empty.scores["no_results"] == 1.0 and empty.scores["ev@4k"] == 0.0 and empty.scores["chars"] == 0.0
+    found = score_query(query, ranked, "chunk", defaults=[hit("memory/a.md", "- **Mel**: my new pot!")])
+    assert set(found.scores) == {*METRICS, *CHAT_METRICS}
+    assert found.scores["ev@2k"] == 1.0 and found.scores["chars"] == 22.0 and found.scores["no_results"] == 0.0
+    assert found.scores["session_recall@5"] == 1.0
+
+
+def test_random_queries_are_deterministic_and_absent_from_the_workspace() -> None:
+    # Half the unrelated vocabulary appears in the workspace, inflected: none of it may be asked.
+    text = " ".join(word.title() + "s" for word in UNRELATED_WORDS[::2]) + " the quick brown fox"
+    probes = random_queries([text], 40, seed="conv-x")
+    assert probes == random_queries([text], 40, seed="conv-x")
+    assert probes != random_queries([text], 40, seed="conv-y")
+    assert [p.kind for p in probes] == ["gibberish"] * 20 + ["words"] * 20
+    present = {word[:STEM] for word in re.findall(r"[a-z]+", text.casefold())}
+    for probe in probes:
+        words = probe.text.split()
+        assert 2 <= len(words) <= 4 if probe.kind == "gibberish" else 3 <= len(words) <= 5
+        assert not {word[:STEM] for word in words} & present, probe
+    assert {w for p in probes if p.kind == "words" for w in p.text.split()} <= set(UNRELATED_WORDS[1::2])
+
+
+def test_locomo_gives_every_workspace_its_probes(locomo_dir: Path) -> None:
+    (ws,) = load_locomo(locomo_dir).workspaces
+    assert len(ws.probes) == 200
+    assert not any("fulcrum" in p.text or "isotope" in p.text for p in ws.probes)
