@@ -137,7 +137,7 @@ class Query:
 class Probe:
     """A query with no answer in its workspace (abstention): the right answer is no results."""
 
-    kind: Literal["gibberish", "words"]
+    kind: Literal["gibberish", "words", "other-topic"]
     text: str
 
 
@@ -426,8 +426,14 @@ def load_locomo(eval_dir: Path, limit: int | None = None, pooled: bool = False) 
         files = {path: text for ws in workspaces for path, text in ws.files.items()}
         workspaces = [BenchWorkspace("pooled", files, [q for ws in workspaces for q in ws.queries])]
     per_workspace = math.ceil(PROBES_PER_SUITE / len(workspaces))
+    claims = other_topic_questions(eval_dir)
     workspaces = [
-        replace(ws, probes=tuple(random_queries(ws.files.values(), per_workspace, seed=ws.name))) for ws in workspaces
+        replace(
+            ws,
+            probes=tuple(random_queries(ws.files.values(), per_workspace, seed=ws.name))
+            + tuple(Probe("other-topic", text) for text in random.Random(ws.name).sample(claims, min(per_workspace, len(claims)))),
+        )
+        for ws in workspaces
     ]
     groups = {str(c): f"{c} {name}" for c, name in LOCOMO_CATEGORIES.items()}
     headline = "headline (1-4)"
@@ -494,6 +500,13 @@ def random_queries(texts: Iterable[str], count: int, seed: str) -> list[Probe]:
     return [Probe("gibberish", " ".join(gibberish() for _ in range(rng.randint(2, 4)))) for _ in range(half)] + [
         Probe("words", " ".join(rng.sample(vocabulary, rng.randint(3, 5)))) for _ in range(count - half)
     ]
+
+
+def other_topic_questions(eval_dir: Path) -> list[str]:
+    """SciFact's claims (biomedical statements), when the data is there: queries on another topic that
+    share ordinary words with a chat ("show", "people", "increase"), which the right answer still ignores."""
+    path = eval_dir / "scifact" / "queries.jsonl"
+    return [str(row["text"]) for row in read_jsonl(path)] if path.is_file() else []
 
 
 def _dropped(what: str, items: Sequence[str]) -> str:
@@ -796,9 +809,9 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
             run.fallbacks += answer.mode != expected
             return answer.results
 
-        # The ranking is measured apart from the answer's size: the shortest snippets and the largest
-        # budget, so no ranked chunk is left out to keep an answer small.
-        engine.searcher.query = settings.query.model_copy(update={"snippet_chars": MIN_SNIPPET_CHARS})
+        # The ranking is measured apart from the answer's size and the abstention bar: the shortest
+        # snippets, the largest budget, no min_share, so no ranked chunk is left out.
+        engine.searcher.query = settings.query.model_copy(update={"snippet_chars": MIN_SNIPPET_CHARS, "min_share": 0.0})
         ranked = [
             await search(q.text, max_results=suite.fetch, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
             for q in ws.queries
@@ -925,9 +938,10 @@ def abstention(suite: Suite, run: ModeRun) -> dict[str, float]:
     rows = {row["label"]: row for row in summarise(suite, run.results)}
     return {
         "adversarial_no_results": rows[suite.adversarial]["no_results"],
-        "random_no_results": _share([empty for _, empty in run.probes]),
+        "random_no_results": _share([empty for kind, empty in run.probes if kind != "other-topic"]),
         "gibberish_no_results": _share([empty for kind, empty in run.probes if kind == "gibberish"]),
         "words_no_results": _share([empty for kind, empty in run.probes if kind == "words"]),
+        "other_topic_no_results": _share([empty for kind, empty in run.probes if kind == "other-topic"]),
         "answerable_no_results": rows[suite.headline]["no_results"],
     }
 
@@ -936,9 +950,10 @@ def render_abstention(suite: Suite, runs: Sequence[ModeRun]) -> str:
     """One row per mode: the :func:`abstention` shares."""
     columns = {
         "adversarial_no_results": suite.adversarial,
-        "random_no_results": f"random (n={len(runs[0].probes)})",
+        "random_no_results": f"random (n={sum(kind != 'other-topic' for kind, _ in runs[0].probes)})",
         "gibberish_no_results": "gibberish",
         "words_no_results": "real words",
+        "other_topic_no_results": f"other topic (n={sum(kind == 'other-topic' for kind, _ in runs[0].probes)})",
         "answerable_no_results": f"answerable {suite.headline.removeprefix('headline ')}",
     }
     width = max(len("mode"), *(len(r.mode.name) for r in runs)) + 2

@@ -77,6 +77,7 @@ class TermWeights:
     stems: tuple[str, ...]  # each term's crude stem, as coverage matches it
     weights: tuple[float, ...]  # each term's coverage_idf; 0 for a term no chunk holds
     bm25_scale: float  # FTS5's IDF summed over the held terms: bm25 of a chunk with each once, average length
+    missing: float = 0.0  # the terms no chunk holds, each weighed as the rarest: what no chunk can answer
 
 
 def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> TermWeights:
@@ -86,6 +87,7 @@ def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> 
         tuple(map(_stem, terms)),
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
         sum(bm25_idf(rows, total) for rows in held if rows),
+        sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
     )
 
 
@@ -96,6 +98,14 @@ def term_coverage(weights: TermWeights, text: str) -> float:
         return 0.0
     present = stems(text)
     return sum(w for stem, w in zip(weights.stems, weights.weights) if stem in present) / total
+
+
+def query_share(weights: TermWeights, text: str) -> float:
+    """The share of the whole query that ``text`` answers: like :func:`term_coverage`, but the words no
+    chunk holds count too (as the rarest), so a query on another topic that shares a common word or two
+    with the memory scores low. Coverage leaves them out so that a typo does not lower every score."""
+    total = sum(weights.weights) + weights.missing
+    return term_coverage(weights, text) * sum(weights.weights) / total if total > 0 else 0.0
 
 
 def bm25_share(rank: float, weights: TermWeights) -> float:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from .config import QuerySettings
 from .filters import log_date
-from .fts import TermWeights, bm25_share, term_coverage
+from .fts import TermWeights, bm25_share, query_share, term_coverage
 from .store import ChunkRow
 
 _WORD = re.compile(r"[^\W_]+")
@@ -50,9 +50,11 @@ def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
 def rank_keyword(
     rows: Sequence[ChunkRow], weights: TermWeights, limit: int, query: QuerySettings, today: dt.date
 ) -> list[Ranked]:
-    """Keyword-only ranking. No ``min_score`` cut: a keyword score is not on the hybrid scale, so a
-    threshold tuned for hybrid search would silently drop exact keyword matches."""
-    scored = [Ranked(row, s, text_score=s) for row in rows for s in [keyword_score(row, weights)]]
+    """Keyword-only ranking. A chunk must answer ``query.min_share`` of the whole query (its words
+    weighed by rarity, words the memory lacks included), so a query on another topic that shares a
+    common word or two with the memory gets no answer rather than the least bad chunks."""
+    answering = [row for row in rows if query_share(weights, row.text) >= query.min_share]
+    scored = [Ranked(row, s, text_score=s) for row in answering for s in [keyword_score(row, weights)]]
     return _finish(scored, query, today, limit)[:limit]
 
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from memory_core.config import QuerySettings
-from memory_core.fts import TermWeights, weigh_terms
+from memory_core.fts import TermWeights, query_share, weigh_terms
 from memory_core.ranking import decay, keyword_score, rank_hybrid, rank_keyword
 from memory_core.store import ChunkRow
 
@@ -87,8 +87,8 @@ def test_mmr_demotes_a_near_duplicate_below_a_different_result() -> None:
         row(3, "c.md", "rollback plan uses the blue green switch", -5.0),
     ]
     terms = weigh(["deploy"])
-    relevance = rank_keyword(rows, terms, 3, QuerySettings(), TODAY)
-    diverse = rank_keyword(rows, terms, 3, QuerySettings(mmr=True, mmr_lambda=0.3), TODAY)
+    relevance = rank_keyword(rows, terms, 3, QuerySettings(min_share=0), TODAY)
+    diverse = rank_keyword(rows, terms, 3, QuerySettings(mmr=True, mmr_lambda=0.3, min_share=0), TODAY)
     assert [h.path for h in relevance] == ["a.md", "b.md", "c.md"]
     assert [h.path for h in diverse] == ["a.md", "c.md", "b.md"]
     assert [h.score for h in diverse] == [relevance[0].score, relevance[2].score, relevance[1].score]
@@ -104,7 +104,7 @@ def test_chunks_with_rare_terms_outrank_ties_on_common_words() -> None:
         row(2, "memory/b.md", "Turtles at the camping site", -2e-6),
         row(3, "memory/c.md", "I like it", -1e-6),
     ]
-    hits = rank_keyword(rows, weights, 3, QuerySettings(), TODAY)
+    hits = rank_keyword(rows, weights, 3, QuerySettings(min_share=0), TODAY)
     assert [h.path for h in hits] == ["memory/b.md", "memory/a.md", "memory/c.md"]
     assert hits[0].score > 0.6 and hits[1].score < 0.4  # the plain shares were 0.4 and 0.6
 
@@ -116,3 +116,16 @@ def test_keyword_scores_weigh_bm25_against_the_querys_own_idf() -> None:
     assert keyword_score(row(1, "a.md", "kafka lag", -full), weights) == pytest.approx(1.0)
     assert keyword_score(row(2, "b.md", "kafka kafka kafka", -1.5 * full), weights) == 1.0
     assert keyword_score(row(3, "c.md", "kafka", -0.3 * full), weights) == pytest.approx(0.5)  # coverage wins
+
+
+def test_a_query_on_another_topic_gets_no_keyword_answer() -> None:
+    """'show' is in the memory, 'aspirin' and 'platelets' are not: a chunk holding only 'show' answers
+    too little of the query (min_share), while one holding 'aspirin' too is kept. Coverage (the score)
+    still ignores the missing words, so a typo does not lower every score."""
+    terms = ["aspirin", "platelets", "show"]
+    weights = weigh_terms(terms, {"aspirin": 1, "show": 30}, 100)
+    rows = [row(1, "memory/a.md", "Let me show you the garden", -1.0), row(2, "memory/b.md", "aspirin for the headache", -2.0)]
+    assert [h.path for h in rank_keyword(rows, weights, 5, QuerySettings(), TODAY)] == ["memory/b.md"]
+    assert len(rank_keyword(rows, weights, 5, QuerySettings(min_share=0), TODAY)) == 2
+    assert query_share(weights, "show") < 0.15 < query_share(weights, "aspirin")
+    assert keyword_score(rows[0], weights) > 0.15  # the score alone would have kept it

@@ -33,6 +33,7 @@ from memory_core.named_files import named_files
 from server import build_server
 
 MakeEngine = Callable[..., MemoryEngine]
+WEAK_MATCHES_TOO = {"min_share": 0.0}  # these corpora rank weak one-word matches on purpose: no abstention bar
 Write = Callable[[str, str], Path]
 
 QUERY = "kayak paddle river"
@@ -89,7 +90,7 @@ def _engine(make_engine: MakeEngine, sessions_dir: Path, mode: str, **overrides:
     sessions = {"enabled": True, "dir": sessions_dir}
     if mode == "hybrid":
         return make_engine(provider_factory=HashFactory(), sessions=sessions, **overrides)
-    return make_engine(embedding={"provider": "none"}, sessions=sessions, **overrides)
+    return make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO, sessions=sessions, **overrides)
 
 
 @asynccontextmanager
@@ -323,7 +324,7 @@ async def _fused_order(make_engine: MakeEngine, write: Write) -> list[str]:
     """The order without a reranker, on the same index; the marked file must come last in it."""
     for rel, text in RERANK_FILES.items():
         write(rel, text)
-    async with make_engine(embedding={"provider": "none"}) as engine:
+    async with make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO) as engine:
         await synced(engine)
         order = _paths(await engine.search(QUERY, max_results=10))
     assert sorted(order) == sorted(RERANK_FILES) and order[-1] == HERON, order
@@ -348,7 +349,7 @@ async def test_the_rerankers_order_wins_and_explain_shows_its_places(
     make_engine: MakeEngine, write: Write, reranker: MarkerReranker
 ) -> None:
     fused = await _fused_order(make_engine, write)
-    engine = make_engine(embedding={"provider": "none"}, rerank={"provider": "http", "base_url": reranker.url})
+    engine = make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO, rerank={"provider": "http", "base_url": reranker.url})
     async with _closes_cleanly(engine), Client(build_server(engine)) as client:
         await synced(engine)
         answer = await _search(client, query=QUERY, maxResults=10, explain=True)
@@ -379,7 +380,7 @@ async def test_a_slow_or_failing_reranker_keeps_the_fused_order_with_a_warning(
     fused = await _fused_order(make_engine, write)
     reranker.script("/rerank", reply)
     rerank = {"provider": "http", "base_url": reranker.url, "timeout": 0.3}
-    async with _closes_cleanly(make_engine(embedding={"provider": "none"}, rerank=rerank)) as engine:
+    async with _closes_cleanly(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO, rerank=rerank)) as engine:
         await synced(engine)
         started = time.monotonic()
         answer = await engine.search(QUERY, max_results=10, explain=True)
@@ -404,7 +405,7 @@ def long_notes(write: Write) -> None:
 
 @pytest.mark.parametrize("max_chars", [200, 12_000])
 async def test_max_chars_at_its_bounds_is_accepted(long_notes: None, make_engine: MakeEngine, max_chars: int) -> None:
-    async with connected(make_engine(embedding={"provider": "none"})) as client:
+    async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         answer = await _search(client, query="harvest", maxResults=50, maxChars=max_chars)
         assert answer["results"] and sum(len(hit["snippet"]) for hit in answer["results"]) <= max_chars
 
@@ -413,7 +414,7 @@ async def test_max_chars_at_its_bounds_is_accepted(long_notes: None, make_engine
 async def test_max_chars_out_of_bounds_is_refused_naming_it(
     long_notes: None, make_engine: MakeEngine, max_chars: int, bound: str
 ) -> None:
-    async with connected(make_engine(embedding={"provider": "none"})) as client:
+    async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         text = await _refused(client, query="harvest", maxChars=max_chars)
         assert "maxChars" in text and bound in text, text
 
@@ -427,7 +428,7 @@ async def test_max_chars_out_of_bounds_is_refused_naming_it(
 async def test_max_chars_out_of_bounds_is_a_one_line_error(
     long_notes: None, make_engine: MakeEngine, max_chars: int
 ) -> None:
-    async with connected(make_engine(embedding={"provider": "none"})) as client:
+    async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         text = await _refused(client, query="harvest", maxChars=max_chars)
         assert "\n" not in text.strip(), text
 
@@ -441,7 +442,7 @@ async def _full_budget(client: Client) -> tuple[Any, dict[str, Any]]:
 async def test_a_full_budget_answer_keeps_its_snippets_within_max_chars_and_counts_the_rest(
     long_notes: None, make_engine: MakeEngine
 ) -> None:
-    async with connected(make_engine(embedding={"provider": "none"})) as client:
+    async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         _, answer = await _full_budget(client)
     hits, left_out = answer["results"], answer["leftOut"]
     assert sum(len(hit["snippet"]) for hit in hits) <= 12_000
@@ -453,7 +454,7 @@ async def test_a_full_budget_answer_keeps_its_snippets_within_max_chars_and_coun
 async def test_a_full_budget_tool_result_stays_under_40000_characters(
     long_notes: None, make_engine: MakeEngine
 ) -> None:
-    async with connected(make_engine(embedding={"provider": "none"})) as client:
+    async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         result, answer = await _full_budget(client)
     blocks = json.dumps([block.model_dump(mode="json", by_alias=True) for block in result.content], ensure_ascii=False)
     whole = blocks + json.dumps(answer, ensure_ascii=False)
