@@ -72,9 +72,9 @@ def rank_hybrid(
     Ranking uses the fused score; the cut asks whether the vector similarity or the keyword score
     alone reaches ``min_score``. Cutting on the fused score instead (OpenClaw's rule) ties the cut to
     the weights: with the keyword-heavy weights the benchmark favours, a strong paraphrase match that
-    shares no word with the query could never pass. When nothing is kept but keyword hits exist,
-    the keyword hits are returned anyway (they contain the query's words), so an exact ID match is
-    never silently dropped.
+    shares no word with the query could never pass. When nothing is kept, the keyword hits that
+    answer ``query.min_share`` of the query are returned anyway, so an exact ID match is never
+    silently dropped, while a query on another topic that shares a common word gets no answer.
     """
     text = {row.id: keyword_score(row, weights) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
@@ -88,7 +88,8 @@ def rank_hybrid(
     ordered = _finish(scored, query, today, limit)
     kept = [item for item in ordered if max(item.text_score or 0.0, item.vector_score or 0.0) >= min_score]
     if not kept:
-        kept = [item for item in ordered if item.text_score is not None]
+        answering = {row.id for row in keyword_rows if query_share(weights, row.text) >= query.min_share}
+        kept = [item for item in ordered if item.row.id in answering]
     return kept[:limit]
 
 

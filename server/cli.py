@@ -139,12 +139,12 @@ async def _index(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _search(settings: Settings, args: argparse.Namespace) -> int:
+    where = SearchFilter.parse(args.after, args.before, args.path_prefix, args.source)  # before a long sync
     async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
         try:
             await engine.sync(progress=_Progress() if sys.stderr.isatty() else None)
         except IndexBusy as exc:  # another process is writing: WAL still lets this one read
             print(f"memdex: {exc}; searching the index as it is", file=sys.stderr)
-        where = SearchFilter.parse(args.after, args.before, args.path_prefix, args.source)
         answer = await engine.search(
             args.query, args.max_results, max_chars=args.max_chars, where=where, explain=args.explain
         )
