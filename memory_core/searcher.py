@@ -17,7 +17,7 @@ from .fts import TermWeights, query_terms, weigh_terms
 from .index_db import IndexDatabase
 from .limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
 from .models import Explanation, IndexStatus, SearchAnswer
-from .named_files import named_files
+from .named_files import NameIndex
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
 from .rerank import Reranker, open_reranker, rerank_order
 from .snippets import Window, fit, to_hit
@@ -69,7 +69,7 @@ class Searcher:
         self.embedder = embedder
         self.rerank = rerank or RerankSettings()
         self.reranker: Reranker | None = None
-        self._paths: tuple[str | None, list[str]] = ("", [])  # (files version, paths): named-file lookups
+        self._names: tuple[str | None, NameIndex] = ("", NameIndex([]))  # per files version: named-file lookups
 
     def open(self) -> None:
         """Start the reranker's client, when one is configured."""
@@ -180,11 +180,11 @@ class Searcher:
         return found, weights
 
     def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[store.ChunkRow]:
-        """The chunks of the files ``text`` names (on a reader thread; the paths are cached per file set)."""
+        """The chunks of the files ``text`` names (on a reader thread; the names are indexed per file set)."""
         version = store.read_meta(conn, store.FILES_VERSION)
-        if self._paths[0] != version:
-            self._paths = (version, store.file_paths(conn))
-        return store.chunks_of(conn, named_files(text, self._paths[1]), k, where)
+        if self._names[0] != version:
+            self._names = (version, NameIndex(store.file_paths(conn)))
+        return store.chunks_of(conn, self._names[1].named(text), k, where)
 
     async def _reranked(
         self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]
