@@ -55,6 +55,7 @@ def _stem(term: str) -> str:
     return term
 
 
+@lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
 def stems(text: str) -> frozenset[str]:
     """The crude stems of the words of ``text``, lower-cased (how coverage and snippets match terms)."""
     return frozenset(map(_stem, _TERM.findall(text.lower())))

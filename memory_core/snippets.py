@@ -36,22 +36,29 @@ class LineScorer:
 
     def __init__(self, terms: Sequence[str], texts: Iterable[str]) -> None:
         self.terms = stems(" ".join(terms))
+        self._held: dict[str, frozenset[str]] = {}  # line -> the query terms it holds
         counts = dict.fromkeys(self.terms, 0)
         lines = 0
         for text in texts:
             for line in text.split("\n"):
                 lines += 1
-                for term in self.terms & stems(line):
+                for term in self.held(line):
                     counts[term] += 1
         self.weights = {term: math.log(1.0 + (lines + 1) / (count + 1)) for term, count in counts.items()}
 
+    def held(self, line: str) -> frozenset[str]:
+        """The query terms ``line`` holds (remembered: every line is looked at more than once)."""
+        found = self._held.get(line)
+        if found is None:
+            found = self._held[line] = self.terms & stems(line)
+        return found
+
     def score(self, line: str) -> float:
-        return sum(self.weights[term] for term in self.terms & stems(line))
+        return sum(self.weights[term] for term in self.held(line))
 
     def describe(self, lines: Iterable[str]) -> str:
         """The query terms found in ``lines`` with their weights, rarest first."""
-        found = frozenset[str]().union(*(stems(line) for line in lines))
-        matched = sorted(self.terms & found, key=lambda term: -self.weights[term])
+        matched = sorted(frozenset[str]().union(*map(self.held, lines)), key=lambda term: -self.weights[term])
         return ", ".join(f"{term} ({self.weights[term]:.1f})" for term in matched)
 
 
@@ -102,6 +109,8 @@ def _best_run(lines: Sequence[str], scores: Sequence[float], max_chars: int) -> 
     bar = scores[top] / 2
     best = (scores[top] - bar, top, top)
     for first in range(len(lines)):
+        if scores[first] <= bar:  # a run starts and ends on a good line
+            continue
         total, size = 0.0, -1
         for last in range(first, len(lines)):
             size += len(lines[last]) + 1
