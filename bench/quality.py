@@ -1033,7 +1033,8 @@ def chat_json(suite: Suite, run: ModeRun) -> dict[str, Any]:
     return {
         "defaults": run.defaults,
         "defaults_search_seconds": round(run.defaults_seconds, 3),
-        "random_queries": len(run.probes),
+        "random_queries": sum(kind != "other-topic" for kind, _ in run.probes),
+        "other_topic_queries": sum(kind == "other-topic" for kind, _ in run.probes),
         "abstention": abstention(suite, run),
     }
 

@@ -58,6 +58,7 @@ def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     assert 0 < headline["ev@2k"] <= headline["ev@4k"] <= 1 and headline["chars"] > 0
     assert 0 < headline["session_recall@5"] <= headline["session_recall@10"] <= 1
     assert mode["random_queries"] == 200 and mode["abstention"]["random_no_results"] > 0.5
+    assert mode["other_topic_queries"] == 200 and 0 <= mode["abstention"]["other_topic_no_results"] <= 1
 
 
 @needs_locomo
