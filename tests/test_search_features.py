@@ -102,14 +102,14 @@ async def connected(engine: MemoryEngine) -> AsyncIterator[Client]:
 
 
 async def synced(engine: MemoryEngine) -> None:
-    """Sync the index; with a provider, also wait until searches use its vectors (it starts beside the sync)."""
+    """Sync the index; with a provider, also wait until searches use its vectors from the RAM copy."""
     await engine.sync()
     if engine.settings.embedding.provider != "none":
 
-        async def ready() -> bool:
-            return engine.vectors_ready
+        async def ready() -> bool:  # in RAM too: a search answered by sqlite-vec may order ties otherwise
+            return engine.vectors_ready and await engine.vectors_in_ram()
 
-        await eventually(ready, "the vectors")
+        await eventually(ready, "the vectors, in RAM")
 
 
 async def _search(client: Client, **arguments: Any) -> dict[str, Any]:
