@@ -61,13 +61,13 @@ class Searcher:
         query_timeout: float,
         index: IndexDatabase,
         embedder: Embedder,
-        rerank: RerankSettings | None = None,
+        rerank: RerankSettings,
     ) -> None:
         self.query = query
         self.query_timeout = query_timeout
         self.index = index
         self.embedder = embedder
-        self.rerank = rerank or RerankSettings()
+        self.rerank = rerank
         self.reranker: Reranker | None = None
         self._names: tuple[str | None, NameIndex] = ("", NameIndex([]))  # per files version: named-file lookups
 
@@ -157,10 +157,13 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        async def keyword_side() -> None:
+        def keyword(conn: Any) -> tuple[list[store.ChunkRow], TermWeights, list[store.ChunkRow]]:
+            rows, weights = term_stats.keyword_candidates(conn, terms, k, chunks, where)
+            return rows, weights, self._named_chunks(conn, request.text, k, where)
+
+        async def keyword_side() -> None:  # one trip to a reader for both lookups
             nonlocal weights
-            found.keyword, weights = await self.index.read(term_stats.keyword_candidates, terms, k, chunks, where)
-            found.named = await self.index.read(self._named_chunks, request.text, k, where)
+            found.keyword, weights, found.named = await self.index.read(keyword)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)
