@@ -61,6 +61,14 @@ def write(workspace: Path) -> Callable[[str, str], Path]:
 
 
 @pytest.fixture
+def sessions_dir(tmp_path: Path) -> Path:
+    """A transcripts folder outside the workspace, as an agent runtime would keep it."""
+    folder = tmp_path / "agent" / "sessions"
+    folder.mkdir(parents=True)
+    return folder.resolve()
+
+
+@pytest.fixture
 def index_path(tmp_path: Path) -> Path:
     return tmp_path / "idx.sqlite"
 

@@ -59,13 +59,6 @@ def _transcript(*messages: tuple[str, str]) -> str:
 
 
 @pytest.fixture
-def sessions_dir(tmp_path: Path) -> Path:
-    folder = tmp_path / "agent" / "sessions"
-    folder.mkdir(parents=True)
-    return folder.resolve()
-
-
-@pytest.fixture
 def corpus(write: Write, sessions_dir: Path) -> None:
     """40 strong matches for QUERY outside every filter below, and weak ones inside each filter."""
     for n, rel in enumerate(DECOYS, start=1):

@@ -38,14 +38,6 @@ def jsonl(*lines: str) -> str:
 
 
 @pytest.fixture
-def sessions_dir(tmp_path: Path) -> Path:
-    """A transcripts folder outside the workspace, as an agent runtime would keep it."""
-    folder = tmp_path / "agent" / "sessions"
-    folder.mkdir(parents=True)
-    return folder.resolve()
-
-
-@pytest.fixture
 def with_sessions(make_engine: Engine, sessions_dir: Path) -> Engine:
     """Build an engine with transcripts enabled; keyword arguments go to the [sessions] section."""
 
