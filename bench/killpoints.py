@@ -5,7 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python bench/killpoints.py [--runs 24] [--files 1200] [--model-runs 0] [--seed 0] [--keep]
 
 Each run starts from a known index state, starts a real ``memdex index`` process (``python -m
-server.cli``), SIGKILLs it after a delay, then runs ``memdex index`` again to completion and checks:
+memdex.server.cli``), SIGKILLs it after a delay, then runs ``memdex index`` again to completion and checks:
 
 * the restart exits 0;
 * its chunks are the chunks of a fresh build with the same settings: the same set of
@@ -57,7 +57,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/killpoints.py` works with
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.workspace_gen import write_workspace
-from memory_core import MemoryEngine, db, load_settings, store
+from memdex.memory_core import MemoryEngine, db, load_settings, store
 
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
 CHUNKING_A = {"tokens": 400, "overlap": 80}  # the defaults
@@ -179,7 +179,7 @@ def chunking_env(chunking: dict[str, int]) -> dict[str, str]:
 
 
 def memdex_index(mode: Mode, index: Path, *, force: bool, restart: bool = False) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "server.cli", "index", "--workspace", str(mode.workspace), "--index", str(index)]
+    command = [sys.executable, "-m", "memdex.server.cli", "index", "--workspace", str(mode.workspace), "--index", str(index)]
     return subprocess.Popen(
         [*command, *(["--force"] if force else [])],
         cwd=REPO_ROOT,

@@ -70,13 +70,13 @@ from bench.perf_support import (
     synthetic_documents,
     wait_until,
 )
-from memory_core import MemoryEngine, Settings, db, indexer, store
-from memory_core.config import LocalEmbeddingSettings, QuerySettings
-from memory_core.embeddings.local import LocalProvider
-from memory_core.fts import query_terms
-from memory_core.limits import MAX_CANDIDATES
-from memory_core.vector_matrix import VectorMatrix
-from memory_core.workspace import Workspace
+from memdex.memory_core import MemoryEngine, Settings, db, indexer, store
+from memdex.memory_core.config import LocalEmbeddingSettings, QuerySettings
+from memdex.memory_core.embeddings.local import LocalProvider
+from memdex.memory_core.fts import query_terms
+from memdex.memory_core.limits import MAX_CANDIDATES
+from memdex.memory_core.vector_matrix import VectorMatrix
+from memdex.memory_core.workspace import Workspace
 
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
 SERVE_TARGET_S = 1.5
@@ -440,7 +440,7 @@ async def _first_answer(workspace: Path, index: Path, provider: str, model: Path
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
     env |= {"MEMDEX_EMBEDDING__PROVIDER": provider, "MEMDEX_EMBEDDING__LOCAL__MODEL": str(model),
             "MEMDEX_LOG_LEVEL": "WARNING"}  # fmt: skip
-    args = ["-m", "server.cli", "serve", "--workspace", str(workspace), "--index", str(index)]
+    args = ["-m", "memdex.server.cli", "serve", "--workspace", str(workspace), "--index", str(index)]
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO_ROOT))
 
     async def search(client: Client) -> dict[str, Any]:

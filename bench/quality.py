@@ -81,10 +81,10 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.perf_support import wait_until
-from memory_core.config import Settings, load_settings
-from memory_core.engine import MemoryEngine
-from memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
-from memory_core.models import Hit
+from memdex.memory_core.config import Settings, load_settings
+from memdex.memory_core.engine import MemoryEngine
+from memdex.memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
+from memdex.memory_core.models import Hit
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_CACHE_DIR = REPO_ROOT / "bench" / ".cache"

@@ -79,12 +79,12 @@ from bench.quality import (
     score_query,
     summarise,
 )
-from memory_core.chunking import CHARS_PER_TOKEN, chunk_markdown
-from memory_core.config import LocalEmbeddingSettings
-from memory_core.embeddings.local import LocalProvider
-from memory_core.fts import query_terms
-from memory_core.models import Hit
-from memory_core.snippets import LineScorer, best_window
+from memdex.memory_core.chunking import CHARS_PER_TOKEN, chunk_markdown
+from memdex.memory_core.config import LocalEmbeddingSettings
+from memdex.memory_core.embeddings.local import LocalProvider
+from memdex.memory_core.fts import query_terms
+from memdex.memory_core.models import Hit
+from memdex.memory_core.snippets import LineScorer, best_window
 
 DEFAULT_CACHE = Path("/tmp/subwindows-cache")
 BYTES_PER_VECTOR = 384 * 4  # all-MiniLM-L6-v2, float32

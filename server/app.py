@@ -23,11 +23,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import AliasChoices, Field
 
-import prompts
-from memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
-from memory_core.errors import as_memdex_error
-from memory_core.filters import SearchFilter
-from memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
+from memdex import prompts
+from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
+from memdex.memory_core.errors import as_memdex_error
+from memdex.memory_core.filters import SearchFilter
+from memdex.memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
 
 from . import resources
 

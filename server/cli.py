@@ -13,12 +13,12 @@ from typing import Any
 
 import anyio
 
-from memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_settings
-from memory_core.db import driver
-from memory_core.embeddings.factory import open_provider
-from memory_core.errors import as_memdex_error
-from memory_core.filters import SearchFilter
-from memory_core.models import Hit
+from memdex.memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_settings
+from memdex.memory_core.db import driver
+from memdex.memory_core.embeddings.factory import open_provider
+from memdex.memory_core.errors import as_memdex_error
+from memdex.memory_core.filters import SearchFilter
+from memdex.memory_core.models import Hit
 
 logger = logging.getLogger("memdex")
 
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per embedding request otherwise
             logging.getLogger(noisy).setLevel(logging.WARNING)
         if args.command != "serve":
-            logging.getLogger("memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
+            logging.getLogger("memdex.memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
         return anyio.run(_COMMANDS[args.command], settings, args)
     except KeyboardInterrupt:
         return 130

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import EmptyResult, Resource, SubscribeRequestParams, UnsubscribeRequestParams
 
-from memory_core import MemdexError, MemoryEngine
+from memdex.memory_core import MemdexError, MemoryEngine
 
 logger = logging.getLogger(__name__)
 

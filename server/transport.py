@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_core import MemoryEngine, Settings
+from memdex.memory_core import MemoryEngine, Settings
 
 from .app import build_server, running
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI
 
-from memory_core import MemoryEngine, load_settings
+from memdex.memory_core import MemoryEngine, load_settings
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import anyio
 import numpy as np
 
-from memory_core.embeddings.factory import ProviderChoice
-from memory_core.errors import EmbeddingError
+from memdex.memory_core.embeddings.factory import ProviderChoice
+from memdex.memory_core.errors import EmbeddingError
 
 _WORD = re.compile(r"\w+")
 

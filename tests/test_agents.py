@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from memory_core import ConfigError, MemoryEngine, load_settings
-from server import build_server
+from memdex.memory_core import ConfigError, MemoryEngine, load_settings
+from memdex.server import build_server
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ async def test_serve_agent_runs_one_agent_over_stdio(two_agents: dict[str, Path]
     config = _config_file(two_agents, tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"MEMDEX_EMBEDDING__PROVIDER": "none"}
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "server.cli", "serve", "--config", str(config), "--agent", "bob"], env=env
+        command=sys.executable, args=["-m", "memdex.server.cli", "serve", "--config", str(config), "--agent", "bob"], env=env
     )
     async with Client(params) as client:
         tools = (await client.list_tools()).tools
@@ -157,7 +157,7 @@ async def test_serve_agent_runs_one_agent_over_stdio(two_agents: dict[str, Path]
 def test_an_unknown_agent_is_a_clear_cli_error(two_agents: dict[str, Path], tmp_path: Path) -> None:
     config = _config_file(two_agents, tmp_path)
     result = subprocess.run(
-        [sys.executable, "-m", "server.cli", "status", "--config", str(config), "--agent", "carol"],
+        [sys.executable, "-m", "memdex.server.cli", "status", "--config", str(config), "--agent", "carol"],
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2

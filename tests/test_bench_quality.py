@@ -22,7 +22,7 @@ from bench.quality import (
     session_recall_at,
     turn_text,
 )
-from memory_core.models import Hit
+from memdex.memory_core.models import Hit
 
 PHOTO_TURN = {
     "speaker": "Mel",

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from memory_core.chunking import CHARS_PER_TOKEN, Chunk, chunk_markdown, text_cost
-from memory_core.textutil import split_lines
+from memdex.memory_core.chunking import CHARS_PER_TOKEN, Chunk, chunk_markdown, text_cost
+from memdex.memory_core.textutil import split_lines
 
 SLACK = CHARS_PER_TOKEN  # one token of tolerance on the character budget
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import ConfigError, load_settings
-from server.cli import _parser, _settings
+from memdex.memory_core import ConfigError, load_settings
+from memdex.server.cli import _parser, _settings
 
 
 @pytest.fixture

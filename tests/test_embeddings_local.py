@@ -10,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_core.config import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
-from memory_core.embeddings import EmbeddingProvider
-from memory_core.embeddings import local as local_module
-from memory_core.embeddings.local import LocalProvider, known_prefixes
-from memory_core.errors import EmbeddingError
+from memdex.memory_core.config import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
+from memdex.memory_core.embeddings import EmbeddingProvider
+from memdex.memory_core.embeddings import local as local_module
+from memdex.memory_core.embeddings.local import LocalProvider, known_prefixes
+from memdex.memory_core.errors import EmbeddingError
 
 pytest.importorskip("llama_cpp")
 

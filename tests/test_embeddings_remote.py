@@ -21,10 +21,10 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, fake_vector
 from helpers import free_port, llama_server
 
-from memory_core.config import OpenAIEmbeddingSettings
-from memory_core.embeddings.base import l2_normalize
-from memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
-from memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
+from memdex.memory_core.config import OpenAIEmbeddingSettings
+from memdex.memory_core.embeddings.base import l2_normalize
+from memdex.memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
+from memdex.memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 
 MakeProvider = Callable[..., Awaitable[OpenAIProvider]]
 MODEL_FILE = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
@@ -402,7 +402,7 @@ async def test_two_failed_batch_jobs_disable_the_batch_api_for_later_calls(
     provider = await make_provider(batch_api=True, max_batch_inputs=16)
     fake.batch_status = "failed"
     texts = [f"memory {i}" for i in range(40)]
-    with caplog.at_level(logging.WARNING, logger="memory_core.embeddings.remote"):
+    with caplog.at_level(logging.WARNING, logger="memdex.memory_core.embeddings.remote"):
         for n in (1, 2, 3):
             fake.requests.clear()
             assert await provider.embed_batch(texts, bulk=True) == [expected(t) for t in texts]

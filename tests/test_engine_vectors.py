@@ -15,7 +15,7 @@ import pytest
 from fake_provider import HashFactory, HashProvider
 from helpers import eventually
 
-from memory_core import MemoryEngine, store
+from memdex.memory_core import MemoryEngine, store
 
 MakeEngine = Callable[..., MemoryEngine]
 Write = Callable[[str, str], Path]

@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from memory_core import db
-from memory_core.errors import (
+from memdex.memory_core import db
+from memdex.memory_core.errors import (
     IndexBusy,
     IndexCorrupt,
     InputError,

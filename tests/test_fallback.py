@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAI, Reply
 from helpers import free_port
 from test_hybrid import MODEL, NOTES
 
-from memory_core import MemoryEngine, load_settings
+from memdex.memory_core import MemoryEngine, load_settings
 
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import db
-from memory_core.fts import (
+from memdex.memory_core import db
+from memdex.memory_core.fts import (
     MAX_TERMS,
     bm25_idf,
     bm25_share,

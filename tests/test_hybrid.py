@@ -12,9 +12,9 @@ import anyio
 import pytest
 from helpers import eventually
 
-from memory_core import MemoryEngine, db, load_settings, store
-from memory_core.embeddings.factory import ProviderChoice, build
-from memory_core.errors import EmbeddingError
+from memdex.memory_core import MemoryEngine, db, load_settings, store
+from memdex.memory_core.embeddings.factory import ProviderChoice, build
+from memdex.memory_core.errors import EmbeddingError
 
 MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")

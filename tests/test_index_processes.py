@@ -1,7 +1,7 @@
 """The index shared by real processes: a held write lock, eight first runs at once, damaged files,
 a rebuild racing another process's writes, and ``bench/killpoints.py`` with a few kills.
 
-Every ``memdex`` here is a subprocess (``python -m server.cli``, the console script's code) with the
+Every ``memdex`` here is a subprocess (``python -m memdex.server.cli``, the console script's code) with the
 repository on its path and keyword-only embeddings; the faults and helpers come from
 tests/test_index_faults.py, which covers the same ground in one process.
 """
@@ -34,7 +34,7 @@ from test_index_faults import (
     quick_check,
 )
 
-from memory_core import MemoryEngine, load_settings
+from memdex.memory_core import MemoryEngine, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
@@ -49,7 +49,7 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def memdex_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "server.cli", *args]
+    return [sys.executable, "-m", "memdex.server.cli", *args]
 
 
 def memdex(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
@@ -127,14 +127,14 @@ def test_search_answers_and_index_fails_cleanly_while_another_process_holds_the_
 
 RACER = """
 import os, sys, time
-import server.cli
+import memdex.server.cli
 go, trials = sys.argv[1], int(sys.argv[2])
 print("ready", flush=True)
 for trial in range(trials):
     while not os.path.exists(f"{go}{trial}"):
         time.sleep(0.001)
     try:
-        code = server.cli.main(["index", *sys.argv[3:], "--index", f"{go}{trial}.sqlite"])
+        code = memdex.server.cli.main(["index", *sys.argv[3:], "--index", f"{go}{trial}.sqlite"])
     except BaseException as exc:
         code = f"{type(exc).__name__}: {exc}"
     print(f"trial {trial}: {code}", flush=True)
@@ -273,7 +273,7 @@ WRITER = """
 import json, sys
 from pathlib import Path
 import anyio
-from memory_core import MemoryEngine, load_settings
+from memdex.memory_core import MemoryEngine, load_settings
 
 workspace, index, stop, report = map(Path, sys.argv[1:5])
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from memory_core import store, term_stats
-from memory_core.chunking import Chunk
-from memory_core.config import QuerySettings
-from memory_core.fts import bm25_idf, match_expression, query_terms
-from memory_core.ranking import rank_keyword
-from memory_core.store import FileState
-from memory_core.textutil import sha256_hex
+from memdex.memory_core import store, term_stats
+from memdex.memory_core.chunking import Chunk
+from memdex.memory_core.config import QuerySettings
+from memdex.memory_core.fts import bm25_idf, match_expression, query_terms
+from memdex.memory_core.ranking import rank_keyword
+from memdex.memory_core.store import FileState
+from memdex.memory_core.textutil import sha256_hex
 
 
 def _index(path: Path, texts: list[str]) -> Any:

@@ -11,7 +11,7 @@ import pytest
 from fake_provider import HashFactory
 from helpers import eventually
 
-from memory_core import MemoryEngine
+from memdex.memory_core import MemoryEngine
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors through /proc")
 

@@ -14,9 +14,9 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
-from memory_core import MemoryEngine, load_settings
-from server import build_server
-from server.app import _tool_errors
+from memdex.memory_core import MemoryEngine, load_settings
+from memdex.server import build_server
+from memdex.server.app import _tool_errors
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-import prompts
-from memory_core import Settings, load_settings
+from memdex import prompts
+from memdex.memory_core import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +29,7 @@ def _imports(path: Path) -> set[str]:
 def test_memory_core_never_imports_mcp_or_the_server() -> None:
     """The engine stays independent of the protocol adapter and CLI."""
     for path in (ROOT / "memory_core").rglob("*.py"):
-        forbidden = _imports(path) & {"mcp", "server", "click", "argparse", "uvicorn", "starlette"}
+        forbidden = _imports(path) & {"mcp", "memdex", "server", "click", "argparse", "uvicorn", "starlette"}
         assert not forbidden, f"{path.relative_to(ROOT)} imports {forbidden}"
 
 
@@ -120,7 +120,7 @@ def test_memory_core_modules_import_only_downwards() -> None:
 
 def test_tool_texts_state_the_limits_the_code_enforces() -> None:
     """The descriptions the model reads quote memory_core.limits, so they cannot drift apart."""
-    from memory_core import limits
+    from memdex.memory_core import limits
 
     search, get, append = (prompts.load(f"tools/{n}.md") for n in ("memory_search", "memory_get", "memory_append"))
     assert f"up to {limits.MAX_RESULTS} " in search and f"at most {limits.SNIPPET_CHARS} characters" in search

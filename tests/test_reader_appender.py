@@ -10,14 +10,14 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from memory_core import MemoryEngine, appender
-from memory_core.appender import MAX_HEADING_CHARS, append_entry, format_entry
-from memory_core.errors import InputError, PathError
-from memory_core.limits import MAX_APPEND_BYTES, MAX_READ_CHARS, MAX_READ_LINES
-from memory_core.models import Excerpt
-from memory_core.reader import read_excerpt
-from memory_core.textutil import split_lines
-from memory_core.workspace import Workspace
+from memdex.memory_core import MemoryEngine, appender
+from memdex.memory_core.appender import MAX_HEADING_CHARS, append_entry, format_entry
+from memdex.memory_core.errors import InputError, PathError
+from memdex.memory_core.limits import MAX_APPEND_BYTES, MAX_READ_CHARS, MAX_READ_LINES
+from memdex.memory_core.models import Excerpt
+from memdex.memory_core.reader import read_excerpt
+from memdex.memory_core.textutil import split_lines
+from memdex.memory_core.workspace import Workspace
 
 Write = Callable[[str, str], Path]
 

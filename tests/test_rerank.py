@@ -16,11 +16,11 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, Seen
 from helpers import free_port
 
-from memory_core import ConfigError, load_settings
-from memory_core.config import RerankSettings
-from memory_core.errors import RerankError
-from memory_core.limits import MAX_CANDIDATES
-from memory_core.rerank import Reranker, open_reranker, rerank_order
+from memdex.memory_core import ConfigError, load_settings
+from memdex.memory_core.config import RerankSettings
+from memdex.memory_core.errors import RerankError
+from memdex.memory_core.limits import MAX_CANDIDATES
+from memdex.memory_core.rerank import Reranker, open_reranker, rerank_order
 
 MakeReranker = Callable[..., Awaitable[Reranker]]
 FUSED = "fused order"

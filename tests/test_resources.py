@@ -15,8 +15,8 @@ from mcp import Client
 from mcp.client._memory import InMemoryTransport
 from mcp.shared.exceptions import MCPError
 
-from memory_core import MemoryEngine
-from server import build_server
+from memdex.memory_core import MemoryEngine
+from memdex.server import build_server
 
 
 @pytest.fixture

@@ -26,11 +26,11 @@ from fake_provider import HashFactory
 from helpers import eventually
 from mcp import Client
 
-from memory_core import MemoryEngine
-from memory_core.filters import SearchFilter
-from memory_core.models import SearchAnswer
-from memory_core.named_files import named_files
-from server import build_server
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.filters import SearchFilter
+from memdex.memory_core.models import SearchAnswer
+from memdex.memory_core.named_files import named_files
+from memdex.server import build_server
 
 MakeEngine = Callable[..., MemoryEngine]
 WEAK_MATCHES_TOO = {"min_share": 0.0}  # these corpora rank weak one-word matches on purpose: no abstention bar
@@ -206,7 +206,7 @@ async def test_a_bad_filter_argument_is_a_one_line_tool_error_naming_it(
 
 def _memdex(workspace: Path, index: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     """``memdex search`` as a subprocess, keyword-only (the environment conftest set up)."""
-    command = [sys.executable, "-m", "server.cli", "search", "--workspace", str(workspace), "--index", str(index)]
+    command = [sys.executable, "-m", "memdex.server.cli", "search", "--workspace", str(workspace), "--index", str(index)]
     env = {**os.environ, "MEMDEX_EMBEDDING__PROVIDER": "none"}
     return subprocess.run([*command, *arguments], env=env, capture_output=True, text=True, timeout=120)
 

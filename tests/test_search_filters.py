@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_core import db, store
-from memory_core.chunking import Chunk
-from memory_core.errors import InputError
-from memory_core.filters import SearchFilter, log_date
-from memory_core.index_db import IndexDatabase
-from memory_core.store import FileState, VectorDelta
-from memory_core.textutil import sha256_hex
-from memory_core.vector_matrix import VectorMatrix
+from memdex.memory_core import db, store
+from memdex.memory_core.chunking import Chunk
+from memdex.memory_core.errors import InputError
+from memdex.memory_core.filters import SearchFilter, log_date
+from memdex.memory_core.index_db import IndexDatabase
+from memdex.memory_core.store import FileState, VectorDelta
+from memdex.memory_core.textutil import sha256_hex
+from memdex.memory_core.vector_matrix import VectorMatrix
 
 needs_vectors = pytest.mark.skipif(not db.driver().vectors, reason="needs sqlite-vec")
 

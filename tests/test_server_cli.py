@@ -15,7 +15,7 @@ def test_an_unusable_index_path_is_one_line_and_exit_code_2(tmp_path: Path) -> N
     (tmp_path / "state").write_text("a file where a folder should be\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
     env["MEMDEX_EMBEDDING__PROVIDER"] = "none"
-    command = [sys.executable, "-m", "server.cli", "status", "--workspace", str(workspace)]
+    command = [sys.executable, "-m", "memdex.server.cli", "status", "--workspace", str(workspace)]
     result = subprocess.run(
         [*command, "--index", str(tmp_path / "state" / "idx.sqlite")],
         env=env,

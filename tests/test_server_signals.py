@@ -36,7 +36,7 @@ def index(tmp_path: Path) -> Path:
 def _serve(workspace: Path, index: Path, *extra: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
     env["MEMDEX_EMBEDDING__PROVIDER"] = "none"
-    command = [sys.executable, "-m", "server.cli", "serve", "--workspace", str(workspace), "--index", str(index)]
+    command = [sys.executable, "-m", "memdex.server.cli", "serve", "--workspace", str(workspace), "--index", str(index)]
     return subprocess.Popen(
         [*command, *extra], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

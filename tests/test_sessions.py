@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from helpers import eventually
 
-from memory_core import MemoryEngine, PathError
-from memory_core import indexer as indexer_module
-from memory_core.limits import MAX_READ_LINES as MAX_LINES
-from memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
+from memdex.memory_core import MemoryEngine, PathError
+from memdex.memory_core import indexer as indexer_module
+from memdex.memory_core.limits import MAX_READ_LINES as MAX_LINES
+from memdex.memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
 
 Engine = Callable[..., MemoryEngine]
 

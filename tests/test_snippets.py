@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import MemoryEngine
-from memory_core.errors import InputError
-from memory_core.ranking import Ranked
-from memory_core.snippets import LineScorer, best_window, fit, to_hit
-from memory_core.store import ChunkRow
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.errors import InputError
+from memdex.memory_core.ranking import Ranked
+from memdex.memory_core.snippets import LineScorer, best_window, fit, to_hit
+from memdex.memory_core.store import ChunkRow
 
 FILLER = "- **Mel**: we talked about the weather and the week ahead, nothing much happened"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_core import InputError, MemoryEngine, SyncReport, db, load_settings
-from memory_core.errors import ClosedError
+from memdex.memory_core import InputError, MemoryEngine, SyncReport, db, load_settings
+from memdex.memory_core.errors import ClosedError
 
 Write = Callable[[str, str], Path]
 MakeEngine = Callable[..., MemoryEngine]

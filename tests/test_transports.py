@@ -23,7 +23,7 @@ TOKEN = "s3cret-token"
 
 
 def _server_args(workspace: Path, *extra: str) -> list[str]:
-    return ["-m", "server.cli", "serve", "--workspace", str(workspace), "--index", str(workspace / "idx.sqlite"), *extra]
+    return ["-m", "memdex.server.cli", "serve", "--workspace", str(workspace), "--index", str(workspace / "idx.sqlite"), *extra]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_core import db, store
-from memory_core.chunking import Chunk
-from memory_core.store import FileState, VectorDelta
-from memory_core.textutil import sha256_hex
-from memory_core.vector_matrix import VectorMatrix
+from memdex.memory_core import db, store
+from memdex.memory_core.chunking import Chunk
+from memdex.memory_core.store import FileState, VectorDelta
+from memdex.memory_core.textutil import sha256_hex
+from memdex.memory_core.vector_matrix import VectorMatrix
 
 pytestmark = pytest.mark.skipif(not db.driver().vectors, reason="needs sqlite-vec")
 

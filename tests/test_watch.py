@@ -13,8 +13,8 @@ import anyio
 import pytest
 from helpers import eventually
 
-from memory_core import MemoryEngine
-from memory_core import watcher as watcher_module
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core import watcher as watcher_module
 
 
 async def paths_for(engine: MemoryEngine, query: str) -> list[str]:
@@ -211,7 +211,7 @@ async def test_an_in_process_server_follows_file_changes(
     """The MCP server (in-process client) sees every kind of change made behind its back."""
     from mcp import Client
 
-    from server import build_server
+    from memdex.server import build_server
 
     write("MEMORY.md", "# Memory\n")
     async with Client(build_server(running(make_engine))) as client:
@@ -231,7 +231,7 @@ async def test_a_stdio_server_follows_file_changes(
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"MEMDEX_EMBEDDING__PROVIDER": "none"}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "server.cli", "serve", "--workspace", str(workspace), "--index", str(tmp_path / "stdio.sqlite")],
+        args=["-m", "memdex.server.cli", "serve", "--workspace", str(workspace), "--index", str(tmp_path / "stdio.sqlite")],
         env=env,
     )
     async with Client(params) as client:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.errors import PathError
-from memory_core.workspace import Workspace
+from memdex.memory_core.errors import PathError
+from memdex.memory_core.workspace import Workspace
 
 
 def rels(ws: Workspace) -> list[str]:

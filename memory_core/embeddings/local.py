@@ -118,7 +118,7 @@ _MODELS_LOCK = threading.Lock()  # guards _MODELS and loading, so one key is onl
 
 
 _LOG_CALLBACK: Any = None  # the ctypes callback must outlive every llama.cpp call
-_llama_log = logging.getLogger("memory_core.embeddings.llama_cpp")
+_llama_log = logging.getLogger(f"{__package__}.llama_cpp")
 
 
 def _route_llama_log(llama_cpp: Any) -> None:
