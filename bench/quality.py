@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python bench/quality.py DATASET [--mode keyword|vector|hybrid|rrf|hybrid:V/T|all ...]
         [--model PATH.gguf] [--threads 1] [--mmr] [--decay] [--eval-dir ../shared/eval] [--cache-dir bench/.cache]
-        [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80]
+        [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80] [--window-tokens N]
         [--provider local|openai] [--openai-base-url URL] [--openai-model NAME] [--openai-dimensions N]
 
     DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
@@ -698,6 +698,7 @@ class RunConfig:
     openai_dimensions: int | None = None
     chunk_tokens: int = 400
     chunk_overlap: int = 80
+    window_tokens: int | None = None  # embedding.window_tokens; None = memdex's default
     mmr: bool = False
     decay: bool = False
     threads: int = 1  # llama.cpp threads; results are identical for any count, only speed differs
@@ -707,6 +708,8 @@ class RunConfig:
         name = f"index-t{self.chunk_tokens}-o{self.chunk_overlap}"
         if mode.embeddings:
             name += "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.embedder)
+            if self.window_tokens is not None:
+                name += f"-w{self.window_tokens}"
         return name + ".sqlite"
 
     @property
@@ -722,6 +725,8 @@ class RunConfig:
         embedding: dict[str, Any] = {"provider": "none"}
         if mode.embeddings:
             embedding = {"provider": self.provider, "query_timeout": QUERY_EMBED_TIMEOUT}
+            if self.window_tokens is not None:
+                embedding["window_tokens"] = self.window_tokens
             if self.provider == "local":
                 embedding["local"] = {"model": str(self.model), "n_threads": self.threads}
             else:
@@ -1047,6 +1052,7 @@ def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeR
         "settings": {
             "chunk_tokens": config.chunk_tokens,
             "chunk_overlap": config.chunk_overlap,
+            "window_tokens": config.window_tokens,
             "max_results": suite.fetch,
             "scored_items": MAX_RESULTS,
             "min_score": MIN_SCORE,
@@ -1140,6 +1146,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
     common.add_argument("--json", type=Path, metavar="OUT", help="also write results as JSON")
     common.add_argument("--chunk-tokens", type=int, default=400, help="chunk size in tokens (default: %(default)s)")
     common.add_argument("--chunk-overlap", type=int, default=80, help="chunk overlap in tokens (default: %(default)s)")
+    common.add_argument("--window-tokens", type=int, metavar="N",
+                        help="embedding.window_tokens (default: memdex's); its indexes are kept apart")  # fmt: skip
     common.add_argument("--verbose", action="store_true", help="show memdex's own log messages")
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     sub = parser.add_subparsers(dest="dataset", required=True, metavar="DATASET")
@@ -1167,6 +1175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         openai_dimensions=args.openai_dimensions,
         chunk_tokens=args.chunk_tokens,
         chunk_overlap=args.chunk_overlap,
+        window_tokens=args.window_tokens,
         mmr=args.mmr,
         decay=args.decay,
         threads=args.threads,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .limits import MAX_VECTOR_PARTS
 from .textutil import sha256_hex, split_lines
 
 CHARS_PER_TOKEN = 4
@@ -132,3 +133,30 @@ def _make_chunk(pieces: list[_Piece]) -> Chunk:
         previous_line = piece.line
     text = "".join(parts)
     return Chunk(pieces[0].line, pieces[-1].line, text, sha256_hex(text))
+
+
+def vector_parts(text: str, window_tokens: int) -> list[str]:
+    """The texts a chunk is embedded as; a vector search scores the chunk by its best part.
+
+    With ``window_tokens`` 0, or a chunk that fits one window, the chunk itself. Otherwise runs of
+    its whole lines of about ``window_tokens`` each (a longer line is a part of its own), at most
+    :data:`MAX_VECTOR_PARTS`: the windows widen for a chunk that would need more.
+    """
+    lines = text.split("\n")
+    costs = [text_cost(line) + 1 for line in lines]
+    budget = window_tokens * CHARS_PER_TOKEN
+    if window_tokens <= 0 or sum(costs) - 1 <= budget:
+        return [text]
+    # Greedy packing never leaves two neighbouring parts that would fit together, so it makes fewer
+    # than 2 * total / budget parts: this budget bounds them by MAX_VECTOR_PARTS.
+    budget = max(budget, -(-2 * sum(costs) // MAX_VECTOR_PARTS))
+    parts: list[list[str]] = [[]]
+    used = 0
+    for line, cost in zip(lines, costs, strict=True):
+        if parts[-1] and used + cost > budget:
+            parts.append([])
+            used = 0
+        parts[-1].append(line)
+        used += cost
+    texts = ["\n".join(part) for part in parts]
+    return [t for t in texts if t.strip()] or [text]

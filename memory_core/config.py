@@ -135,6 +135,9 @@ class EmbeddingSettings(_Section):
     query_timeout: float = Field(10.0, gt=0, description="seconds a search waits for its query embedding")
     query_prefix: str | None = Field(None, description="prepended to queries; unset = the model's known prefix, if any")
     document_prefix: str | None = Field(None, description="prepended to chunks; unset = the model's known prefix, if any")
+    window_tokens: int = Field(
+        0, ge=0, le=8192, description="embed a chunk as windows of whole lines of ~this many tokens, scored by the best; 0 = whole"
+    )
     local: LocalEmbeddingSettings = Field(default_factory=LocalEmbeddingSettings)
     openai: OpenAIEmbeddingSettings = Field(default_factory=OpenAIEmbeddingSettings)
 

@@ -5,6 +5,9 @@ keyword indexing, a search or the MCP handshake). A provider that cannot start f
 may pass (network, server) is tried again with backoff; one that fails while indexing gives way to
 the configured fallback. Vectors are checked (size, finite, not all zero) before they reach the
 cache, which is keyed by provider, model and fingerprint and never serves a vector of another size.
+
+A chunk is embedded as its parts (:func:`chunking.vector_parts`: itself, or windows of its lines
+with ``embedding.window_tokens``); the cache holds each part's text's vector.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from typing import Any
 import anyio
 
 from . import store
+from .chunking import vector_parts
 from .config import EmbeddingSettings
 from .embeddings.base import EmbeddingProvider, check_vectors
 from .embeddings.factory import ProviderFactory, open_provider
 from .errors import EmbeddingError
 from .index_db import IndexDatabase
+from .textutil import sha256_hex
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +96,14 @@ class Embedder:
         p = self.provider
         if p is None:
             return None
-        return {"provider": p.id, "model": p.model, "fingerprint": p.fingerprint, "dims": p.dims}
+        return {
+            "provider": p.id,
+            "model": p.model,
+            "fingerprint": p.fingerprint,
+            "dims": p.dims,
+            "layout": store.VECTOR_LAYOUT,
+            "window_tokens": self.settings.window_tokens,
+        }
 
     def adopts(self, stored: dict[str, Any] | None) -> bool:
         """True when vectors built as ``stored`` should be rebuilt with this provider.
@@ -111,21 +123,42 @@ class Embedder:
 
     # Vectors ------------------------------------------------------------------------------------
 
-    async def cached(self, texts: dict[str, str], conn: Any = None) -> dict[str, list[float]]:
-        """The vectors already in the cache for these chunk texts (no model call)."""
+    async def cached(self, texts: dict[str, str], conn: Any = None) -> dict[str, list[list[float]]]:
+        """The vectors of the chunks (texts by hash) whose every part is in the cache (no model call)."""
+        parts = self._parts(texts)
+        return self._assembled(parts, await self._cached_parts(_texts_of(parts), conn))
+
+    async def embed(
+        self, texts: dict[str, str], conn: Any = None, *, bulk: bool = False
+    ) -> dict[str, list[list[float]]]:
+        """The vectors of every part of the chunks (texts by hash): cached ones plus fresh ones (then cached).
+
+        Raises EmbeddingError when the provider fails or returns unusable vectors.
+        """
+        parts = self._parts(texts)
+        return self._assembled(parts, await self._embed_parts(_texts_of(parts), conn, bulk=bulk))
+
+    def _parts(self, texts: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+        """Each chunk's parts as (hash, text), by chunk hash."""
+        window = self.settings.window_tokens
+        return {h: [(sha256_hex(p), p) for p in vector_parts(text, window)] for h, text in texts.items()}
+
+    @staticmethod
+    def _assembled(
+        parts: dict[str, list[tuple[str, str]]], vectors: dict[str, list[float]]
+    ) -> dict[str, list[list[float]]]:
+        return {h: [vectors[ph] for ph, _ in chunk] for h, chunk in parts.items() if all(ph in vectors for ph, _ in chunk)}
+
+    async def _cached_parts(self, texts: dict[str, str], conn: Any) -> dict[str, list[float]]:
         if self.provider is None or not texts:
             return {}
         return await self.index.write(store.cached_vectors, self._key(), list(texts), self.provider.dims, conn=conn)
 
-    async def embed(self, texts: dict[str, str], conn: Any = None, *, bulk: bool = False) -> dict[str, list[float]]:
-        """Vectors for chunk texts keyed by hash: cached ones plus fresh ones (then cached).
-
-        Raises EmbeddingError when the provider fails or returns unusable vectors.
-        """
+    async def _embed_parts(self, texts: dict[str, str], conn: Any, *, bulk: bool) -> dict[str, list[float]]:
         provider = self.provider
         if provider is None or not texts:
             return {}
-        vectors = await self.cached(texts, conn)
+        vectors = await self._cached_parts(texts, conn)
         missing = [h for h in texts if h not in vectors]
         if missing:
             try:
@@ -139,3 +172,8 @@ class Embedder:
             vectors.update(new)
         self.failure = None
         return vectors
+
+
+def _texts_of(parts: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
+    """Every distinct part text, by hash (equal texts are embedded once)."""
+    return {ph: text for chunk in parts.values() for ph, text in chunk}

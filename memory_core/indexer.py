@@ -150,11 +150,11 @@ def write(
     conn: Any,
     changes: Sequence[Prepared],
     removed: Sequence[str],
-    vectors: Mapping[str, Sequence[float]] | None = None,
+    vectors: Mapping[str, Sequence[Sequence[float]]] | None = None,
 ) -> Written:
     """Apply changes in one transaction.
 
-    ``vectors`` maps chunk hashes to embeddings; chunks without one are stored without a vector
+    ``vectors`` maps chunk hashes to their parts' embeddings; chunks without are stored without a vector
     (keyword search still finds them, and a later sync fills the gap).
     """
     stale: list[str] = []
@@ -179,8 +179,8 @@ def write(
     return Written(stale, delta)
 
 
-def write_vectors(conn: Any, rows: Sequence[tuple[int, str, Sequence[float]]]) -> Written:
-    """Store ``(chunk id, chunk hash, vector)`` for chunks that had none, in one transaction.
+def write_vectors(conn: Any, rows: Sequence[tuple[int, str, Sequence[Sequence[float]]]]) -> Written:
+    """Store ``(chunk id, chunk hash, part vectors)`` for chunks that had none, in one transaction.
 
     Vectors are made outside any lock, so a chunk may have been replaced or removed meanwhile: only
     chunks that still exist with the same text and still lack a vector get one.

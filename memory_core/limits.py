@@ -15,3 +15,5 @@ SNIPPET_CHARS = 700  # characters of one search result's snippet, at most
 MIN_SNIPPET_CHARS = 120  # a further result gets at least this much room, or is left out
 MIN_ANSWER_CHARS = 200  # memory_search maxChars, at least
 MAX_ANSWER_CHARS = 12_000  # memory_search maxChars, at most: the whole tool result stays under 40k characters
+MAX_VECTOR_PARTS = 8  # vectors of one chunk at most (embedding.window_tokens); fixes the vector rowid layout
+HOOK_CONTEXT_CHARS = 9_000  # `memdex hook session-start`'s context: Claude Code cuts hook output over 10,000

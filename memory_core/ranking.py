@@ -116,7 +116,8 @@ def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: i
     """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled."""
     if query.temporal_decay:
         scored = [replace(item, score=item.score * decay(item.row.path, today, query.half_life_days)) for item in scored]
-    scored.sort(key=lambda item: (-item.score, item.row.rank))
+    # File and line order among exact ties: the order candidates arrived in differs between the RAM copy and sqlite-vec.
+    scored.sort(key=lambda item: (-item.score, item.row.rank, item.row.path, item.row.start_line))
     if query.mmr:
         scored = mmr(scored, query.mmr_lambda, limit)
     return scored

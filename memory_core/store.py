@@ -22,6 +22,7 @@ from . import db, swap
 from .chunking import Chunk
 from .filters import SearchFilter
 from .fts import match_expression
+from .limits import MAX_VECTOR_PARTS
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,11 @@ SCHEMA_VERSION = 1
 FTS_TOKENIZER = "porter unicode61"
 VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
 FILES_VERSION = "files_version"  # meta key: a new random token whenever a file enters or leaves the index
+# A chunk's vectors (one per part, embedding.window_tokens) are the chunks_vec rows with rowid
+# chunk id * VECTOR_PARTS + part number; a chunk that has its part 0 has all of them.
+VECTOR_PARTS = MAX_VECTOR_PARTS
+VECTOR_LAYOUT = f"parts-{VECTOR_PARTS}"  # in the vectors' identity: rows of another layout are rebuilt
+MAX_KNN = 4096  # sqlite-vec's largest k
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -313,24 +319,37 @@ def counts(conn: Any) -> tuple[int, int]:
 
 # Vectors ---------------------------------------------------------------------------------------
 
+ChunkVectors = tuple[int, Sequence[Sequence[float]]]  # (chunk id, the vector of each of its parts)
+
+
+def chunk_of(rowid: int) -> int:
+    """The chunk a chunks_vec row belongs to."""
+    return rowid // VECTOR_PARTS
+
 
 @dataclass
 class VectorDelta:
     """What one transaction did to the vectors, for in-memory copies to follow.
 
-    ``rows`` maps chunk ids to their new vector, or to None when the chunk (and its vector) went;
-    ``before``/``after`` are the index's vector versions around the transaction.
+    ``rows`` maps chunks_vec rowids to their new vector, or to None when the row went (every part
+    of a removed chunk); ``before``/``after`` are the index's vector versions around the transaction.
     """
 
     rows: dict[int, Sequence[float] | None] = field(default_factory=dict)
     before: str | None = None
     after: str | None = None
 
-    def removed(self, ids: Iterable[int]) -> None:
-        self.rows.update((cid, None) for cid in ids)
+    def removed(self, chunk_ids: Iterable[int]) -> None:
+        self.rows.update((cid * VECTOR_PARTS + part, None) for cid in chunk_ids for part in range(VECTOR_PARTS))
 
-    def added(self, rows: Iterable[tuple[int, Sequence[float]]]) -> None:
-        self.rows.update(rows)
+    def added(self, chunks: Iterable[ChunkVectors]) -> None:
+        self.rows.update(_vector_rows(chunks))
+
+
+def _vector_rows(chunks: Iterable[ChunkVectors]) -> Iterator[tuple[int, Sequence[float]]]:
+    for cid, parts in chunks:
+        for part, vector in enumerate(parts[:VECTOR_PARTS]):
+            yield cid * VECTOR_PARTS + part, vector
 
 
 def stamp_vectors(conn: Any, delta: VectorDelta) -> VectorDelta:
@@ -368,24 +387,26 @@ def ensure_vector_table(conn: Any, dims: int) -> None:
             conn.execute("DROP TRIGGER IF EXISTS chunks_vec_delete")
             conn.execute("DROP TABLE chunks_vec")
         conn.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)")
-        conn.execute(
-            "CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
-            "DELETE FROM chunks_vec WHERE rowid = old.id; END"
+        # One point delete per part: sqlite-vec scans the whole table for a rowid range.
+        deletes = " ".join(
+            f"DELETE FROM chunks_vec WHERE rowid = old.id * {VECTOR_PARTS} + {part};" for part in range(VECTOR_PARTS)
         )
+        conn.execute(f"CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN {deletes} END")
         stamp_vectors(conn, VectorDelta())
 
 
-def insert_vectors(conn: Any, rows: Sequence[tuple[int, Sequence[float]]]) -> None:
-    """Store chunk vectors (inside the caller's transaction)."""
+def insert_vectors(conn: Any, chunks: Sequence[ChunkVectors]) -> None:
+    """Store the vectors of chunks that have none (inside the caller's transaction)."""
     conn.executemany(
-        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", ((cid, pack_vector(v)) for cid, v in rows)
+        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+        ((rowid, pack_vector(v)) for rowid, v in _vector_rows(chunks)),
     )
 
 
 def chunks_without_vectors(conn: Any, after: int, limit: int) -> list[tuple[int, str, str]]:
     """(id, hash, text) of chunks with an id above ``after`` that have no vector yet, in id order."""
     rows = conn.execute(
-        "SELECT id, hash, text FROM chunks WHERE id > ? AND id NOT IN (SELECT rowid FROM chunks_vec) "
+        f"SELECT id, hash, text FROM chunks WHERE id > ? AND id * {VECTOR_PARTS} NOT IN (SELECT rowid FROM chunks_vec) "
         "ORDER BY id LIMIT ?",
         (after, limit),
     ).fetchall()
@@ -400,7 +421,7 @@ def chunks_lacking_vectors(conn: Any, chunks: Sequence[tuple[int, str]]) -> set[
         marks = ",".join("(?, ?)" for _ in part)
         rows = conn.execute(
             f"WITH wanted(id, hash) AS (VALUES {marks}) SELECT c.id FROM chunks c "
-            "JOIN wanted w ON c.id = w.id AND c.hash = w.hash WHERE c.id NOT IN (SELECT rowid FROM chunks_vec)",
+            f"JOIN wanted w ON c.id = w.id AND c.hash = w.hash WHERE c.id * {VECTOR_PARTS} NOT IN (SELECT rowid FROM chunks_vec)",
             [x for pair in part for x in pair],
         ).fetchall()
         found.update(r[0] for r in rows)
@@ -408,7 +429,8 @@ def chunks_lacking_vectors(conn: Any, chunks: Sequence[tuple[int, str]]) -> set[
 
 
 def count_without_vectors(conn: Any) -> int:
-    return int(conn.execute("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_vec)").fetchone()[0])
+    sql = f"SELECT count(*) FROM chunks WHERE id * {VECTOR_PARTS} NOT IN (SELECT rowid FROM chunks_vec)"
+    return int(conn.execute(sql).fetchone()[0])
 
 
 # Embedding cache -------------------------------------------------------------------------------
@@ -588,17 +610,25 @@ def chunk_ids(conn: Any, where: SearchFilter) -> list[int]:
 
 
 def vector_search_sql(allowed: str | None = None) -> str:
-    """sqlite-vec KNN (an index search with ``k``, not a scan of every distance).
+    """sqlite-vec KNN (an index search with ``k``, not a scan of every distance) over the vectors'
+    parts, each chunk at its nearest part.
 
+    ``k`` counts parts: ``VECTOR_PARTS`` times the chunks wanted always holds enough chunks.
     ``allowed``, a filter's condition (its parameters after ``k``), is handed to sqlite-vec as a
     ``rowid IN`` pre-filter: the ``k`` nearest among the allowed chunks, not the allowed few of the
     ``k`` nearest.
     """
-    only = "" if allowed is None else f" AND rowid IN ({_allowed_ids(allowed)})"
+    parts = " UNION ALL ".join(f"SELECT {part} AS part" for part in range(VECTOR_PARTS))
+    only = (
+        ""
+        if allowed is None
+        else f" AND rowid IN (SELECT a.id * {VECTOR_PARTS} + p.part FROM ({_allowed_ids(allowed)}) a, ({parts}) p)"
+    )
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, v.distance "
-        f"FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?{only}) v "
-        "JOIN chunks c ON c.id = v.rowid ORDER BY v.distance"
+        f"FROM (SELECT rowid / {VECTOR_PARTS} AS id, min(distance) AS distance "
+        f"FROM chunks_vec WHERE embedding MATCH ? AND k = ?{only} GROUP BY 1) v "
+        "JOIN chunks c ON c.id = v.id ORDER BY v.distance, c.id LIMIT ?"
     )
 
 
@@ -620,5 +650,6 @@ def vector_search(conn: Any, vector: Sequence[float], limit: int, where: SearchF
     if vector_dims(conn) != len(vector):
         return []
     condition, params = _condition(where)
-    rows = conn.execute(vector_search_sql(condition), (pack_vector(vector), limit, *params)).fetchall()
+    k = min(limit * VECTOR_PARTS, MAX_KNN)
+    rows = conn.execute(vector_search_sql(condition), (pack_vector(vector), k, *params, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]

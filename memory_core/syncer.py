@@ -251,7 +251,9 @@ class Syncer:
         self._defer(deferred)
         return _Pass(changed, removed, stale)
 
-    async def _cached_vectors(self, changes: Sequence[indexer.Prepared], conn: Any) -> dict[str, list[float]] | None:
+    async def _cached_vectors(
+        self, changes: Sequence[indexer.Prepared], conn: Any
+    ) -> dict[str, list[list[float]]] | None:
         if self.embedder.provider is None:
             return None
         if conn is None and not self.vectors_ready:

@@ -3,7 +3,8 @@
 sqlite-vec keeps the vectors durably, inside the index's transactions, and its KNN is exact, but
 it is a float32 scan through SQLite pages: ~48 ms at 100k chunks of 384 dimensions. This copy
 holds every vector normalised and quantised to int8 with one scale per row (a quarter of float32's
-size, cosine off by about 0.002 at most) and scans it with numpy in a few milliseconds.
+size, cosine off by about 0.002 at most) and scans it with numpy in a few milliseconds. A row is one
+part of a chunk (``store.VECTOR_PARTS``); a chunk is as near as its nearest part.
 
 The copy follows the index through a version token that the writer changes in every transaction
 that touches vectors (:func:`store.stamp_vectors`). The engine applies each committed
@@ -98,7 +99,7 @@ class VectorMatrix:
             try:
                 version = store.read_meta(conn, store.VECTORS_VERSION)
                 dims = store.vector_dims(conn) or 0
-                # Filled in place: at most one vector per chunk, and pages never written stay unallocated.
+                # Filled in place, grown if chunks have several parts; pages never written stay unallocated.
                 capacity = store.counts(conn)[1] if dims else 0
                 codes = np.empty((capacity, dims), np.int8)
                 scales = np.empty(capacity, np.float32)
@@ -107,7 +108,7 @@ class VectorMatrix:
                 cursor = conn.execute("SELECT rowid, embedding FROM chunks_vec") if dims else None
                 while cursor is not None and (rows := cursor.fetchmany(BLOCK_ROWS)):
                     end = size + len(rows)
-                    if end > len(ids):  # vectors without a chunk should not exist, but never write past the end
+                    if end > len(ids):
                         codes, scales, ids = _grown(codes, 2 * end, dims), _grown(scales, 2 * end), _grown(ids, 2 * end)
                     block = np.frombuffer(b"".join(row[1] for row in rows), np.float32).reshape(len(rows), dims)
                     codes[size:end], scales[size:end] = quantize(block)
@@ -181,7 +182,7 @@ class VectorMatrix:
     def search(
         self, version: str | None, query: Sequence[float], k: int, allowed: Collection[int] | None = None
     ) -> list[tuple[int, float]] | None:
-        """The ``k`` nearest chunk ids with their cosine distance, nearest first.
+        """The ``k`` nearest chunk ids with their cosine distance (their nearest part's), nearest first.
 
         ``allowed`` limits the search to those chunk ids (a filter's, :func:`store.chunk_ids`): the
         ``k`` nearest of them come back however far they are from the query.
@@ -201,17 +202,12 @@ class VectorMatrix:
                 sims, ids = self._similarities(q / norm, None)[rows], self._ids[rows]
             else:
                 sims, ids = self._similarities(q / norm, rows), self._ids[rows]
-            k = min(k, len(sims))
-            if k == 0:
-                return []
-            top = np.argpartition(-sims, k - 1)[:k]
-            top = top[np.argsort(-sims[top], kind="stable")]
-            return [(int(ids[i]), float(1.0 - sims[i])) for i in top]
+            return _nearest_chunks(sims, ids // store.VECTOR_PARTS, k)
 
-    def _rows_of(self, ids: Collection[int]) -> np.ndarray:
-        """The rows holding these chunk ids, in row order (ids without a vector have none)."""
-        wanted = np.fromiter(ids, np.int64, len(ids))
-        return np.flatnonzero(np.isin(self._ids[: self._size], wanted))
+    def _rows_of(self, chunk_ids: Collection[int]) -> np.ndarray:
+        """The rows holding these chunks' parts, in row order (chunks without a vector have none)."""
+        wanted = np.fromiter(chunk_ids, np.int64, len(chunk_ids))
+        return np.flatnonzero(np.isin(self._ids[: self._size] // store.VECTOR_PARTS, wanted))
 
     def _similarities(self, unit: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         """Cosine similarity of the unit vector ``unit`` to every row, or to ``rows`` only, in that order."""
@@ -225,6 +221,21 @@ class VectorMatrix:
             np.matmul(part, unit, out=sims[start:end])
         sims *= self._scales[:count] if rows is None else self._scales[rows]
         return sims
+
+
+def _nearest_chunks(sims: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` chunks with the most similar rows, at their best row's cosine distance."""
+    found: dict[int, float] = {}
+    # A chunk has at most VECTOR_PARTS rows, so that many times k rows hold k distinct chunks.
+    take = min(len(sims), k * store.VECTOR_PARTS)
+    if take == 0 or k < 1:
+        return []
+    top = np.argpartition(-sims, take - 1)[:take]
+    for i in top[np.argsort(-sims[top], kind="stable")]:
+        found.setdefault(int(chunks[i]), float(1.0 - sims[i]))
+        if len(found) == k:
+            break
+    return list(found.items())
 
 
 def _grown(array: np.ndarray, capacity: int, width: int | None = None) -> np.ndarray:

@@ -34,7 +34,7 @@ def _put(
     with store.transaction(conn):
         _, ids = store.replace_file(conn, path, source, FileState(path, 0, 0), chunks)
         if vectors is not None:
-            store.insert_vectors(conn, list(zip(ids, vectors)))
+            store.insert_vectors(conn, [(cid, [vector]) for cid, vector in zip(ids, vectors)])
             store.stamp_vectors(conn, VectorDelta())
 
 

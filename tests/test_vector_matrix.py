@@ -33,7 +33,7 @@ def _put(conn: Any, path: str, vectors: np.ndarray) -> VectorDelta:
     with store.transaction(conn):
         gone, ids = store.replace_file(conn, path, "memory", FileState(path, 0, 0), chunks)
         delta.removed(gone)
-        rows = [(cid, v.tolist()) for cid, v in zip(ids, vectors)]
+        rows = [(cid, [v.tolist()]) for cid, v in zip(ids, vectors)]
         store.insert_vectors(conn, rows)
         delta.added(rows)
         store.stamp_vectors(conn, delta)
@@ -177,7 +177,7 @@ def test_a_vector_without_a_chunk_is_still_loaded(conn: Any) -> None:
     """The load sizes its arrays by the chunk count, but never writes past them."""
     _put(conn, "a.md", _vectors(3, 1))
     with store.transaction(conn):
-        store.insert_vectors(conn, [(1000 + i, v.tolist()) for i, v in enumerate(_vectors(5, 2))])
+        store.insert_vectors(conn, [(1000 + i, [v.tolist()]) for i, v in enumerate(_vectors(5, 2))])
     matrix = VectorMatrix()
     matrix.load(conn)
     assert matrix.rows == 8
