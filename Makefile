@@ -20,11 +20,18 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The quick start searches by keyword, with no model to download, even once `make test` has installed
+# llama-cpp-python into the same .venv. Choose a provider with `make run MEMDEX_EMBEDDING__PROVIDER=auto`
+# (or local / openai, or that variable in the environment).
+run stdio: export MEMDEX_EMBEDDING__PROVIDER ?= none
+
 run: $(VENV)/.installed-run  ## Streamable HTTP on http://127.0.0.1:8765/mcp over examples/workspace
 	$(BIN)/memdex serve --workspace examples/workspace --transport http
 
-stdio: $(VENV)/.installed-run  ## the same over stdio, as MCP clients launch it
-	$(BIN)/memdex serve --workspace examples/workspace
+# stdout is the protocol: make's echo and the first run's install output go to stderr.
+stdio:  ## the same over stdio, as MCP clients launch it
+	@$(MAKE) --no-print-directory $(VENV)/.installed-run >&2
+	@$(BIN)/memdex serve --workspace examples/workspace
 
 lint: $(VENV)/.installed-test  ## ruff over the repository, mypy --strict over memory_core
 	$(BIN)/ruff check .

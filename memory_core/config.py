@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -182,6 +183,13 @@ class ServerSettings(_Section):
     transport: Literal["stdio", "sse", "http"] = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host header names answered besides loopback and host ('name' or 'name:port')"
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="browser Origins answered besides http(s)://<an allowed host>"
+    )
+    insecure_no_auth: bool = Field(False, description="serve a host other than loopback without auth_token")
 
 
 class Settings(BaseSettings):
@@ -325,6 +333,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         source = f" (config file {path})" if path else ""
         raise ConfigError(f"invalid settings{source}: {problems}") from None
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}; fix it there") from None
     finally:
         _TOML_FILE.reset(token)
 

@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PathError
+from .errors import ConfigError, PathError
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +147,27 @@ def _refusal(rel: str, exc: OSError) -> PathError:
     if exc.errno == errno.ENOTDIR:
         return PathError(f"{rel} goes through {exc.filename}, a symlink or not a folder; symlinks are not followed")
     return PathError(f"cannot access {rel}: {exc.strerror}")
+
+
+def check_root(root: Path) -> None:
+    """Refuse a workspace that would silently create a memory in the wrong place.
+
+    It must be an existing folder; the file system root and the home folder themselves (a desktop
+    client's working folder, when ``--workspace`` is left out) only when they already hold memory.
+    """
+    if not root.exists():
+        raise ConfigError(
+            f"workspace {root} does not exist; create it with `mkdir -p {root / DAILY_DIR}`, or pass --workspace "
+            "with your memory folder"
+        )
+    if not root.is_dir():
+        raise ConfigError(f"workspace {root} is not a folder; pass --workspace with your memory folder")
+    where = {Path(root.anchor): "the file system root", Path.home().resolve(): "your home folder"}.get(root)
+    if where and not any(os.path.lexists(root / name) for name in ROOT_NAMES):
+        raise ConfigError(
+            f"workspace {root} is {where} and holds no MEMORY.md or memory/ (is it just the current folder?); "
+            "pass --workspace with your memory folder, e.g. --workspace ~/agent-memory"
+        )
 
 
 def _skipped(name: str) -> bool:

@@ -16,12 +16,12 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, Resource, TextContent, ToolAnnotations
-from pydantic import AliasChoices, Field
+from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult, Resource, TextContent, ToolAnnotations
+from pydantic import AliasChoices, Field, ValidationError
 
 from memdex import prompts
 from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
@@ -30,6 +30,7 @@ from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
 
 from . import resources
+from .arguments import explain_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,8 @@ def _version() -> str:
 
 
 class MemdexServer(MCPServer[Any]):
-    """An MCPServer whose resource list includes every memory file, as it is now."""
+    """An MCPServer whose resource list includes every memory file, as it is now, and whose refusals
+    of tool arguments are one line each, like memdex's own errors."""
 
     def __init__(self, engines: Mapping[str, MemoryEngine], prefixes: Mapping[str, str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -104,6 +106,18 @@ class MemdexServer(MCPServer[Any]):
         for name, engine in self.engines.items():
             listed += await resources.file_resources(engine, self.prefixes[name])
         return listed
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK checked the arguments against the schema: its refusal is a pydantic dump
+            refused = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(refused, ValidationError):
+                raise
+            schema = next(tool.input_schema for tool in await self.list_tools() if tool.name == name)
+            raise ToolError(f"Error executing tool {name}: {explain_refusal(schema, refused)}") from refused
 
 
 def _without(fn: Callable[..., Any], parameter: str) -> Callable[..., Any]:
@@ -231,8 +245,8 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
             name="memory_append",
             title="Append to memory",
             description=prompts.load("tools/memory_append.md"),
-            annotations=ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+            annotations=ToolAnnotations(  # idempotent: a repeat of a recent entry writes nothing
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
             ),
         )
         @per_agent

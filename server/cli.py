@@ -16,9 +16,10 @@ import anyio
 from memdex.memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_settings
 from memdex.memory_core.db import driver
 from memdex.memory_core.embeddings.factory import open_provider
-from memdex.memory_core.errors import as_memdex_error
+from memdex.memory_core.errors import EmbeddingError, as_memdex_error
 from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.models import Hit
+from memdex.memory_core.workspace import check_root
 
 logger = logging.getLogger("memdex")
 
@@ -36,7 +37,11 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio by default)")
     serve.add_argument("--transport", "-t", choices=["stdio", "sse", "http"], help="stdio, sse (legacy) or http (Streamable HTTP)")
-    serve.add_argument("--host", help="address to bind for sse/http (default 127.0.0.1)")
+    serve.add_argument("--host", help="address to bind for sse/http (default 127.0.0.1; any other needs --auth-token)")
+    serve.add_argument("--allow-host", action="append", dest="allowed_hosts", metavar="NAME",
+                       help="also answer requests whose Host header is NAME (repeatable; see server.allowed_hosts)")
+    serve.add_argument("--insecure-no-auth", action="store_true", default=None,
+                       help="serve a host other than loopback without --auth-token (anyone reaching it reads this memory)")
     serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
     serve.add_argument("--auth-token", help="require 'Authorization: Bearer TOKEN' on sse/http (or MEMDEX_AUTH_TOKEN)")
     serve.add_argument("--read-only", action="store_true", default=None, help="do not offer memory_append")
@@ -200,48 +205,96 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         on_disk = len(await anyio.to_thread.run_sync(engine.workspace.discover))
     drv = driver()
     built = engine.built_with
-    info = {
-        "workspace": str(engine.workspace.root),
-        "index": str(engine.index_path),
-        "filesOnDisk": on_disk,
-        "index_status": status.model_dump(mode="json", by_alias=True),
-        "embeddings": settings.embedding.provider,
-        "vectorsFrom": f"{built['provider']} {built['model']} ({built['dims']} dims)" if built else "none (keyword-only)",
-        "sqlite": f"{drv.sqlite_version} ({drv.name})",
-        "sqliteVec": drv.vec_version or f"unavailable: {drv.vec_error}",
-    }
+    vectors = {key: built[key] for key in ("provider", "model", "dims")} if built else None
+    embedding = settings.embedding
     if args.json:
+        info = {
+            "workspace": str(engine.workspace.root), "index": str(engine.index_path), "filesOnDisk": on_disk,
+            "filesIndexed": status.files, "chunks": status.chunks, "lastSync": status.last_sync,
+            "embedding": {"provider": embedding.provider, "fallback": embedding.fallback}, "indexVectors": vectors,
+            "sqlite": drv.sqlite_version, "sqliteDriver": drv.name, "sqliteVec": drv.vec_version, "sqliteVecError": drv.vec_error,
+        }  # fmt: skip
         print(json.dumps(info, indent=2))
-    else:
-        for key, value in info.items():
-            print(f"{key:13} {value}")
+        return 0
+    configured = "none: keyword-only search" if embedding.provider == "none" else (
+        f"{embedding.provider} (fallback {embedding.fallback}); `memdex doctor` loads it and says which model answers"
+    )
+    _print_rows(
+        {
+            "workspace": str(engine.workspace.root),
+            "index": str(engine.index_path),
+            "memory files": f"{on_disk} on disk, {status.files} indexed in {status.chunks} chunks",
+            "last sync": status.last_sync or "never; `memdex index` builds the index (a server does it on start)",
+            "embeddings": configured,
+            "index vectors": f"{vectors['provider']} {vectors['model']} ({vectors['dims']} dims)" if vectors
+            else "none yet: searches are keyword-only until the index is embedded",
+            "sqlite": f"{drv.sqlite_version} ({drv.name})",
+            "sqlite-vec": drv.vec_version or f"unavailable: {drv.vec_error}",
+        }
+    )
     return 0
 
 
+def _print_rows(rows: dict[str, str]) -> None:
+    """``key: value`` lines, the values aligned."""
+    width = max(map(len, rows)) + 1
+    for key, value in rows.items():
+        print(f"{key + ':':{width}} {value}")
+
+
 async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
+    """Check what search needs, one line each, and end with a verdict: ``OK: …`` (exit 0) or ``PROBLEMS: N …`` (1)."""
     settings = _one_agent(settings, args.agent)
     drv = driver()
+    problems: list[str] = []
+    try:
+        check_root(settings.workspace_dir)
+        workspace = str(settings.workspace_dir)
+    except ConfigError as exc:
+        problems.append(str(exc))
+        workspace = f"PROBLEM: {exc}"
+    if not drv.vectors:
+        problems.append(f"sqlite-vec is unavailable ({drv.vec_error}); vector search is off")
     print(f"sqlite        {drv.sqlite_version} via {drv.name}")
     print(f"sqlite-vec    {drv.vec_version or 'unavailable: ' + str(drv.vec_error)}")
-    print(f"workspace     {settings.workspace_dir}")
+    print(f"workspace     {workspace}")
     print(f"index         {settings.index_file}")
     print(f"embeddings    provider = {settings.embedding.provider}, fallback = {settings.embedding.fallback}")
+    ready = await _probe_embeddings(settings, problems)
+    if problems:
+        print(f"PROBLEMS: {len(problems)}: " + "; ".join(problems))
+        return 1
+    print(f"OK: keyword and vector search ready ({ready})" if ready else
+          "OK: keyword search ready (embeddings off: embedding.provider is none)")
+    return 0
+
+
+async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | None:
+    """Load the configured provider and embed a probe: the provider and model that answered, or None
+    (a problem is noted when a provider was wanted)."""
     started = time.perf_counter()
     choice = await open_provider(settings.embedding)
     provider = choice.provider
     if provider is None:
         print(f"              {choice.note}")
-        return 1 if settings.embedding.provider != "none" else 0
-    loaded = time.perf_counter() - started
-    where = getattr(provider, "path", None) or getattr(provider, "base_url", None)
-    print(f"              {provider.id} {provider.model} ({provider.dims} dims) from {where}, ready in {loaded:.1f}s")
-    if choice.note:
-        print(f"              {choice.note}")
-    started = time.perf_counter()
-    await provider.embed_query("memdex doctor probe")
-    print(f"              one query embedded in {1000 * (time.perf_counter() - started):.0f} ms")
-    await provider.aclose()
-    return 0
+        if settings.embedding.provider != "none":
+            problems.append(f"no embedding provider loaded ({choice.note})")
+        return None
+    try:
+        loaded = time.perf_counter() - started
+        where = getattr(provider, "path", None) or getattr(provider, "base_url", None)
+        print(f"              {provider.id} {provider.model} ({provider.dims} dims) from {where}, ready in {loaded:.1f}s")
+        if choice.note:
+            print(f"              {choice.note}")
+        started = time.perf_counter()
+        await provider.embed_query("memdex doctor probe")
+        print(f"              one query embedded in {1000 * (time.perf_counter() - started):.0f} ms")
+    except EmbeddingError as exc:
+        problems.append(f"{provider.id} failed to embed a probe query: {exc}")
+        return None
+    finally:
+        await provider.aclose()
+    return f"{provider.id} {provider.model}"
 
 
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import hmac
-import json
+import errno
 import logging
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -18,49 +18,27 @@ import uvicorn
 from anyio.abc import TaskStatus
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
-from memdex.memory_core import MemoryEngine, Settings
+from memdex.memory_core import ConfigError, MemoryEngine, Settings
 
 from .app import build_server, running
+from .http_guard import BearerAuth, bracketed, check_exposure, transport_security
 
 logger = logging.getLogger(__name__)
 
 GRACEFUL_SHUTDOWN = 1  # seconds open HTTP requests and streams get to finish after a signal
 
 
-class BearerAuth:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = json.dumps({"error": "unauthorized", "error_description": "missing or wrong bearer token"})
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="memdex"'),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body.encode()})
-                return
-        await self.app(scope, receive, send)
-
-
 def http_app(settings: Settings, engines: Mapping[str, MemoryEngine]) -> ASGIApp:
-    """The ASGI app for ``sse`` or ``http``, with the SDK's Host/Origin guard and optional token."""
+    """The ASGI app for ``sse`` or ``http``, behind the Host/Origin guard and the optional token."""
     mcp = build_server(engines)
-    host = settings.server.host
-    app: ASGIApp = mcp.sse_app(host=host) if settings.server.transport == "sse" else mcp.streamable_http_app(host=host)
+    guard = transport_security(settings.server)
+    app: ASGIApp = (
+        mcp.sse_app(transport_security=guard)
+        if settings.server.transport == "sse"
+        else mcp.streamable_http_app(transport_security=guard)
+    )
     if settings.auth_token is not None:
         app = BearerAuth(app, settings.auth_token.get_secret_value())
     return app
@@ -80,10 +58,12 @@ async def serve(settings: Settings, engines: Mapping[str, MemoryEngine]) -> None
                 await _serve_stdio(build_server(engines), stdin)
         else:
             server = _http_server(settings, engines)
+            sock = _listen(settings.server.host, settings.server.port)
             await tg.start(_stop_on_signal, server.stop, tg.cancel_scope)
             # The engines stay open across connections (SSE enters the lifespan once per connection).
-            async with running(engines):
-                await server.serve()
+            with sock:
+                async with running(engines):
+                    await server.serve(sockets=[sock])
         tg.cancel_scope.cancel()  # stop listening for signals
 
 
@@ -102,11 +82,21 @@ async def _stop_on_signal(stop: Callable[[], None], scope: anyio.CancelScope, *,
 
 class _Uvicorn(uvicorn.Server):
     """uvicorn without its own SIGINT/SIGTERM handlers: they would re-raise the signal once uvicorn
-    has stopped, killing the process before the engines close. :func:`serve` handles signals."""
+    has stopped, killing the process before the engines close. :func:`serve` handles signals.
+    ``serving`` is logged once it listens."""
+
+    def __init__(self, config: uvicorn.Config, serving: str) -> None:
+        super().__init__(config)
+        self.serving = serving
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            logger.info("%s", self.serving)
 
     def stop(self) -> None:
         """Begin uvicorn's graceful shutdown."""
@@ -114,20 +104,39 @@ class _Uvicorn(uvicorn.Server):
 
 
 def _http_server(settings: Settings, engines: Mapping[str, MemoryEngine]) -> _Uvicorn:
+    check_exposure(settings)
     transport, host, port = settings.server.transport, settings.server.host, settings.server.port
-    if settings.auth_token is None and host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("serving on %s without --auth-token: anyone who can reach it can read this memory", host)
+    if transport == "sse":
+        logger.warning(
+            "the HTTP+SSE transport is deprecated by the MCP protocol (since 2025-03-26); serve --transport http "
+            "(Streamable HTTP, at /mcp) unless a client can only speak SSE"
+        )
     config = uvicorn.Config(
         http_app(settings, engines),
-        host=host,
-        port=port,
+        log_config=None,  # uvicorn's own config sends its access log to stdout; this way it goes to stderr
         log_level=settings.log_level.lower(),
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
     path = "/sse" if transport == "sse" else "/mcp"
-    logger.info("memdex serving %s on http://%s:%d%s (agents: %s)", transport, host, port, path, ", ".join(engines))
-    return _Uvicorn(config)
+    url = f"http://{bracketed(host)}:{port}{path}"
+    return _Uvicorn(config, f"memdex serving {transport} on {url} (agents: {', '.join(engines)})")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, or a one-line error saying what to pass instead."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart despite TIME_WAIT
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} is in use; pass --port with a free one (or stop what uses it)") from None
+        raise ConfigError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass --host with an address of this machine"
+        ) from None
+    return sock
 
 
 async def _serve_stdio(mcp: MCPServer[Any], stdin: _Stdin) -> None:

@@ -11,8 +11,27 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
+import pytest
+
+# ../shared sits beside the repository: the small GGUF model the tests embed with, and the eval data.
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+TEST_MODEL = SHARED / "models" / "all-MiniLM-L6-v2-f16.gguf"
+LOCOMO = SHARED / "eval" / "locomo" / "locomo10.json"
 
 DEADLINE = 10.0  # generous: watcher debounces in tests are ~300 ms, but CI machines are noisy
+
+
+def shared_reason(path: Path) -> str:
+    """Why a test skips without ``path`` from ../shared, and how to get it (pytest -rs shows it)."""
+    return (
+        f"needs ../shared/{path.relative_to(SHARED).as_posix()}: the shared folder of test data belongs beside "
+        "the repository (see README, Development)"
+    )
+
+
+def needs_shared(path: Path) -> pytest.MarkDecorator:
+    """Skip unless ``path`` under ../shared exists, saying so."""
+    return pytest.mark.skipif(not path.exists(), reason=shared_reason(path))
 
 
 def free_port() -> int:

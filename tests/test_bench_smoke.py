@@ -10,16 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import llama_server
+from helpers import LOCOMO, TEST_MODEL, llama_server, needs_shared
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+MODEL = TEST_MODEL
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
-LOCOMO = REPO_ROOT.parent / "shared" / "eval" / "locomo" / "locomo10.json"
-needs_locomo = pytest.mark.skipif(not LOCOMO.is_file(), reason="needs ../shared/eval")
+needs_locomo = needs_shared(LOCOMO)
+needs_model = needs_shared(MODEL)
 
 
-@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+@needs_model
 def test_perf_runs_every_section_on_a_tiny_input(tmp_path: Path) -> None:
     """``perf.py --tiny`` exits 0, prints every section and its table, and writes a metric per section."""
     out = tmp_path / "perf.json"
@@ -62,7 +62,7 @@ def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
 
 
 @needs_locomo
-@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+@needs_model
 def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
     """``embedder.py --baseline local`` (no torch needed): rounds, a ratio, and identical vectors."""
     out = tmp_path / "embedder.json"
@@ -80,7 +80,7 @@ def test_embedder_runs_against_a_second_local_process(tmp_path: Path) -> None:
 
 
 @needs_locomo
-@pytest.mark.skipif(not MODEL.is_file(), reason=f"the benchmark model {MODEL} is not here")
+@needs_model
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama-cpp-python[server]")
 def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
     """``quality.py --provider openai`` against llama_cpp.server: the hybrid row, an index named after it."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from helpers import TEST_MODEL, needs_shared
 
 from memdex.memory_core.config import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
 from memdex.memory_core.embeddings import EmbeddingProvider
@@ -18,8 +19,8 @@ from memdex.memory_core.errors import EmbeddingError
 
 pytest.importorskip("llama_cpp")
 
-MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
-needs_model = pytest.mark.skipif(not MODEL.is_file(), reason=f"test model {MODEL} not present")
+MODEL = TEST_MODEL
+needs_model = needs_shared(MODEL)
 
 GEMMA_QUERY = "task: search result | query: "
 GEMMA_DOCUMENT = "title: none | text: "

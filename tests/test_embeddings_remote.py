@@ -14,12 +14,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, fake_vector
-from helpers import free_port, llama_server
+from helpers import TEST_MODEL, free_port, llama_server, shared_reason
 
 from memdex.memory_core.config import OpenAIEmbeddingSettings
 from memdex.memory_core.embeddings.base import l2_normalize
@@ -27,7 +26,7 @@ from memdex.memory_core.embeddings.remote import OpenAIProvider, retry_after_sec
 from memdex.memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 
 MakeProvider = Callable[..., Awaitable[OpenAIProvider]]
-MODEL_FILE = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
+MODEL_FILE = TEST_MODEL
 SECRET_KEY = "sk-test-secret-0123456789"
 
 
@@ -460,8 +459,10 @@ async def test_an_endpoint_without_the_batch_api_is_tried_only_once(
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A llama_cpp.server serving all-MiniLM-L6-v2 embeddings on a free loopback port."""
-    if not MODEL_FILE.is_file() or importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip(f"needs llama-cpp-python[server] and {MODEL_FILE}")
+    if not MODEL_FILE.is_file():
+        pytest.skip(shared_reason(MODEL_FILE))
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("needs llama-cpp-python[server]: pip install -e '.[dev]'")
     with llama_server(MODEL_FILE, tmp_path_factory.mktemp("llama") / "server.log") as url:
         yield url
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
-from helpers import free_port
+from helpers import free_port, needs_shared
 from test_hybrid import MODEL, NOTES
 
 from memdex.memory_core import MemoryEngine, load_settings
 
-pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
+pytestmark = needs_shared(MODEL)
 
 
 @pytest.fixture

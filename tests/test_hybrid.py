@@ -10,14 +10,14 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import eventually
+from helpers import TEST_MODEL, eventually, needs_shared
 
 from memdex.memory_core import MemoryEngine, db, load_settings, store
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
 
-MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
-pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="needs ../shared/models")
+MODEL = TEST_MODEL
+pytestmark = needs_shared(MODEL)
 
 NOTES = {
     "MEMORY.md": "# Memory\n\n- We chose PostgreSQL for storage after comparing it with MySQL.\n",

@@ -104,6 +104,40 @@ async def test_bad_search_arguments_are_readable_tool_errors(notes: Path, argume
 
 
 @pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("memory_search", {"query": "x", "maxResults": "abc"}, "maxResults must be an integer from 1 to 50 (got 'abc')"),
+        ("memory_search", {"query": "x", "maxChars": 5}, "maxChars must be an integer from 200 to 12000 (got 5)"),
+        ("memory_search", {"query": "x", "max_chars": 5}, "max_chars must be an integer from 200 to 12000 (got 5)"),
+        ("memory_search", {}, "query is missing; pass what to look for"),
+        ("memory_search", {"query": "x", "source": "web"}, "source must be 'memory' or 'sessions', or omitted (got 'web')"),
+        ("memory_get", {"path": "MEMORY.md", "from": 0}, "from must be an integer of 1 or more (got 0)"),
+        ("memory_get", {"path": "MEMORY.md", "lines": "all"}, "lines must be an integer of 1 or more, or omitted"),
+        ("memory_append", {"text": ""}, "text must be a non-empty string (got '')"),
+        ("memory_append", {"text": "x", "target": "weekly"}, "target must be 'daily' or 'long_term' (got 'weekly')"),
+    ],
+)
+async def test_arguments_the_schema_refuses_are_one_line_naming_the_argument(
+    notes: Path, tool: str, arguments: dict, expected: str
+) -> None:
+    """The SDK's schema check answers first; its refusal reads like memdex's own errors, not pydantic's dump."""
+    async with connected(notes) as client:
+        result = await client.call_tool(tool, arguments)
+    text = result.content[0].text
+    assert result.is_error and expected in text, text
+    assert "\n" not in text and "pydantic" not in text and "type=" not in text
+
+
+async def test_the_schema_keeps_its_bounds_for_the_client(notes: Path) -> None:
+    """One-line refusals do not cost the client the schema's minimum and maximum."""
+    async with connected(notes) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    max_chars = tools["memory_search"].input_schema["properties"]["maxChars"]
+    assert (max_chars["minimum"], max_chars["maximum"], max_chars["type"]) == (200, 12_000, "integer")
+    assert tools["memory_get"].input_schema["properties"]["from"]["minimum"] == 1
+
+
+@pytest.mark.parametrize(
     ("path", "fragment"),
     [
         ("../etc/passwd", "not a Markdown file"),
@@ -169,6 +203,21 @@ async def test_append_to_long_term_memory_keeps_existing_text(notes: Path) -> No
         assert not result.is_error
         after = (notes / "MEMORY.md").read_bytes()
         assert after.startswith(before) and after.endswith(b"- Likes terse answers\n")
+
+
+async def test_append_declares_itself_idempotent_and_a_repeat_writes_nothing(notes: Path) -> None:
+    """idempotentHint is true because it is: the same call again leaves every file as it was."""
+    async with connected(notes) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["memory_append"].annotations.idempotent_hint is True
+        for target in ("daily", "long_term"):
+            call = {"text": "- Prefers tabs over spaces", "target": target, "heading": "Style"}
+            first = await client.call_tool("memory_append", call)
+            files = {path: path.read_bytes() for path in notes.rglob("*.md")}
+            again = await client.call_tool("memory_append", call)
+            assert not first.is_error and not again.is_error
+            assert {path: path.read_bytes() for path in notes.rglob("*.md")} == files
+            assert again.structured_content["path"] == first.structured_content["path"]
 
 
 async def test_read_only_server_has_no_append_tool(notes: Path) -> None:

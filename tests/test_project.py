@@ -127,3 +127,16 @@ def test_tool_texts_state_the_limits_the_code_enforces() -> None:
     assert f"maxChars ({limits.MIN_ANSWER_CHARS}-{limits.MAX_ANSWER_CHARS} characters)" in search
     assert f"{limits.MAX_READ_LINES} lines / {limits.MAX_READ_CHARS:,} characters" in get
     assert f"at most {limits.MAX_APPEND_BYTES // 1024} KB" in append
+
+
+def test_tests_skipped_for_want_of_shared_say_so_and_how_to_get_it() -> None:
+    """Every test needing ../shared skips through helpers, whose reason names it and where the README says more."""
+    from helpers import TEST_MODEL, shared_reason
+
+    reason = shared_reason(TEST_MODEL)
+    assert reason.startswith("needs ../shared/models/all-MiniLM-L6-v2-f16.gguf") and "README" in reason
+    for path in (ROOT / "tests").glob("*.py"):
+        if path.name != "helpers.py":
+            assert not re.search(r'/\s*"shared"', path.read_text(encoding="utf-8")), f"{path.name}: use helpers.needs_shared"
+    development = (ROOT / "README.md").read_text(encoding="utf-8").split("## Development", 1)[1]
+    assert "../shared" in development and "skip" in development

@@ -1,28 +1,109 @@
-"""The `memdex` command reports problems it can explain as one line, with exit code 2."""
+"""The `memdex` command: problems it can explain are one line with exit code 2; its reports are readable."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from fake_openai import FakeOpenAI
 
-def test_an_unusable_index_path_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
-    """An index under a file (not a folder) is explained without a traceback."""
-    workspace = tmp_path / "ws"
-    (workspace / "memory").mkdir(parents=True)
-    (tmp_path / "state").write_text("a file where a folder should be\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
-    env["MEMDEX_EMBEDDING__PROVIDER"] = "none"
-    command = [sys.executable, "-m", "memdex.server.cli", "status", "--workspace", str(workspace)]
-    result = subprocess.run(
-        [*command, "--index", str(tmp_path / "state" / "idx.sqlite")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+def _memdex(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``memdex ARGS`` keyword-only (unless ``env`` says otherwise), in isolation from the user's settings."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
+    environment |= {"MEMDEX_EMBEDDING__PROVIDER": "none", **env}
+    command = [sys.executable, "-m", "memdex.server.cli", *args]
+    return subprocess.run(command, env=environment, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("memdex: ") and "Traceback" not in result.stderr
-    assert str(tmp_path / "state") in result.stderr and "--index" in result.stderr
+    assert result.stderr.startswith("memdex: ") and result.stderr.count("\n") == 1, result.stderr
+    return result.stderr
+
+
+def test_an_unusable_index_path_is_one_line_and_exit_code_2(tmp_path: Path, workspace: Path) -> None:
+    """An index under a file (not a folder) is explained without a traceback."""
+    (tmp_path / "state").write_text("a file where a folder should be\n")
+    error = _one_line_error(_memdex("status", "--workspace", str(workspace), "--index", str(tmp_path / "state" / "idx.sqlite")))
+    assert str(tmp_path / "state") in error and "--index" in error
+
+
+def test_a_missing_workspace_is_refused_saying_how_to_create_it(tmp_path: Path) -> None:
+    """A mistyped --workspace is not silently created by the first append: serve and status refuse it."""
+    missing = tmp_path / "agnet-memory"
+    for command in ("serve", "status"):
+        error = _one_line_error(_memdex(command, "--workspace", str(missing)))
+        assert f"workspace {missing} does not exist" in error and f"mkdir -p {missing / 'memory'}" in error
+    assert not missing.exists()
+
+
+def test_the_root_and_home_folders_are_refused_unless_they_hold_memory(tmp_path: Path) -> None:
+    """A desktop client's working folder (/ or home) is not a workspace by accident; one holding memory/ is fine."""
+    assert "is the file system root" in _one_line_error(_memdex("status", cwd=Path("/")))
+    home = tmp_path / "home"
+    home.mkdir()
+    error = _one_line_error(_memdex("serve", cwd=home, HOME=str(home)))
+    assert f"workspace {home} is your home folder" in error and "--workspace" in error
+    (home / "memory").mkdir()
+    assert _memdex("status", cwd=home, HOME=str(home)).returncode == 0
+
+
+def test_malformed_toml_is_one_line_naming_the_file_line_and_column(tmp_path: Path, workspace: Path) -> None:
+    config = tmp_path / "memdex.toml"
+    config.write_text('workspace = "."\n[query\nmax_results = 3\n', encoding="utf-8")
+    error = _one_line_error(_memdex("status", "--config", str(config), "--workspace", str(workspace)))
+    assert f"config file {config} is not valid TOML" in error and "line 2, column 7" in error
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path: Path, workspace: Path) -> None:
+    """`memdex status | head -1`: stdout's reader is gone before memdex writes; no BrokenPipeError traceback."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")} | {"MEMDEX_EMBEDDING__PROVIDER": "none"}
+    command = [sys.executable, "-m", "memdex.server.cli", "status", "--workspace", str(workspace)]
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # like `head` exiting
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 0, stderr
+    assert stderr == ""
+
+
+def _rows(stdout: str) -> dict[str, str]:
+    """``key: value`` lines, checking that the values start in one column."""
+    lines = stdout.splitlines()
+    assert all(re.fullmatch(r"[a-z][a-z -]*: +\S.*", line) for line in lines), stdout
+    assert len({len(re.match(r"[^:]+: +", line).group()) for line in lines}) == 1, stdout
+    return {key: value.strip() for key, value in (line.split(":", 1) for line in lines)}
+
+
+def test_status_is_aligned_lines_consistent_about_the_provider_and_json_on_request(workspace: Path) -> None:
+    """No Python dict repr; the configured provider and the index's vectors are told apart, and agree."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The deploy key is ORBIT-7734.\n", encoding="utf-8")
+    assert _memdex("index", "--workspace", str(workspace)).returncode == 0
+    rows = _rows(_memdex("status", "--workspace", str(workspace)).stdout)
+    assert rows["memory files"] == "1 on disk, 1 indexed in 1 chunks"
+    assert rows["embeddings"] == "none: keyword-only search" and rows["index vectors"].startswith("none yet")
+    configured = _rows(_memdex("status", "--workspace", str(workspace), MEMDEX_EMBEDDING__PROVIDER="openai").stdout)
+    assert configured["embeddings"].startswith("openai (fallback none)")
+    info = json.loads(_memdex("status", "--workspace", str(workspace), "--json").stdout)
+    assert info["filesOnDisk"] == info["filesIndexed"] == 1 and info["indexVectors"] is None
+    assert info["embedding"] == {"provider": "none", "fallback": "none"}
+
+
+def test_doctor_ends_with_a_verdict_and_a_matching_exit_code(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> None:
+    ok = _memdex("doctor", "--workspace", str(workspace))
+    assert ok.returncode == 0 and ok.stdout.splitlines()[-1].startswith("OK: keyword search ready"), ok.stdout
+    openai = {"MEMDEX_EMBEDDING__PROVIDER": "openai", "MEMDEX_EMBEDDING__OPENAI__BASE_URL": fake.url,
+              "MEMDEX_EMBEDDING__OPENAI__API_KEY": "sk-test"}  # fmt: skip
+    hybrid = _memdex("doctor", "--workspace", str(workspace), **openai)
+    assert hybrid.returncode == 0, hybrid.stdout + hybrid.stderr
+    assert hybrid.stdout.splitlines()[-1] == "OK: keyword and vector search ready (openai text-embedding-3-small)"
+    broken = _memdex("doctor", "--workspace", str(tmp_path / "missing"), MEMDEX_EMBEDDING__PROVIDER="openai")
+    last = broken.stdout.splitlines()[-1]
+    assert broken.returncode == 1 and last.startswith("PROBLEMS: 2: workspace "), broken.stdout
+    assert "does not exist" in last and "no embedding provider loaded" in last
