@@ -1,10 +1,11 @@
-"""The ``memdex`` command: serve, index, search, get, status."""
+"""The ``memdex`` command: serve, index, search, get, status, doctor, setup, hook."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -72,12 +73,32 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "doctor", parents=[common], help="check SQLite, sqlite-vec and the embedding provider (loads or downloads the model)"
     )
+
+    from .client_setup import CLIENTS
+    from .hooks import EVENTS
+
+    setup = commands.add_parser("setup", parents=[common], help="add memdex to an MCP client's config file (diff first)")
+    setup.add_argument("client", metavar="CLIENT", help=f"{', '.join(CLIENTS)} (any name with --print)")
+    setup.add_argument("--scope", choices=["user", "project"], default="user",
+                       help="the user's config, or the one in the current folder (Claude Code, Cursor, VS Code, Codex)")
+    setup.add_argument("--url", help="connect to a memdex already serving over HTTP at this URL instead of starting one")
+    setup.add_argument("--config-file", type=Path, metavar="PATH", help="edit this file instead of the client's usual one")
+    setup.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
+    setup.add_argument("--remove", action="store_true", help="take memdex's entry (or hooks) out again")
+    setup.add_argument("--hooks", action="store_true", help="claude-code, codex: install `memdex hook` command hooks")
+    setup.add_argument("--marker", action="store_true", help="with --hooks: also a Stop hook that notes each session")
+    setup.add_argument("--print", dest="show", action="store_true", help="print the entry to paste; change nothing")
+
+    hook = commands.add_parser("hook", parents=[common], help="answer a host's lifecycle hook (JSON on stdin)")
+    hook.add_argument("event", choices=EVENTS, help="session-start: memory files as context; pre-compact: the flush "
+                      "prompt; stop: nothing, or the session marker")
+    hook.add_argument("--marker", action="store_true", help="stop: note the session once a day in today's daily log")
     return parser
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    server = {"transport": getattr(args, "transport", None), "host": getattr(args, "host", None),
-              "port": getattr(args, "port", None)}
+    server = {key: getattr(args, key, None)
+              for key in ("transport", "host", "port", "allowed_hosts", "insecure_no_auth")}
     return load_settings(
         args.config,
         workspace=args.workspace,
@@ -305,6 +326,28 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _setup(settings: Settings, args: argparse.Namespace) -> int:
+    from . import client_setup
+
+    where = ["--workspace", str(settings.workspace_dir)]
+    for flag, value in (("--config", args.config), ("--index", args.index_path)):
+        if value is not None:
+            where += [flag, str(value.expanduser().resolve())]
+    if args.agent:
+        where += ["--agent", args.agent]
+    return client_setup.run(
+        args.client, where, scope=args.scope, url=args.url, config_file=args.config_file, dry_run=args.dry_run,
+        remove=args.remove, hooks=args.hooks, marker=args.marker, show=args.show,
+    )
+
+
+async def _hook(settings: Settings, args: argparse.Namespace) -> int:
+    from . import hooks
+
+    return hooks.run(args.event, lambda: _one_agent(settings, args.agent), marker=args.marker)
+
+
+_ON_A_WORKSPACE = {"serve", "index", "search", "get", "status"}  # refused on a missing or wrong workspace
 _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
     "serve": _serve,
     "index": _index,
@@ -312,6 +355,8 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] =
     "get": _get,
     "status": _status,
     "doctor": _doctor,
+    "setup": _setup,
+    "hook": _hook,
 }
 
 
@@ -327,7 +372,15 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger(noisy).setLevel(logging.WARNING)
         if args.command != "serve":
             logging.getLogger("memdex.memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
-        return anyio.run(_COMMANDS[args.command], settings, args)
+        if args.command in _ON_A_WORKSPACE:
+            for agent in _agents(settings, args.agent).values():
+                check_root(agent.workspace_dir)
+        code = anyio.run(_COMMANDS[args.command], settings, args)
+        sys.stdout.flush()  # a reader that left early (`memdex status | head -1`) shows here, not at exit
+        return code
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush cannot fail again
+        return 0
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
@@ -335,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         if error is None:
             raise
         print(f"memdex: {error}", file=sys.stderr)
-        return 2
+        return 1 if args.command == "hook" else 2  # a hook's 2 would block the host's action
 
 
 if __name__ == "__main__":

@@ -1,0 +1,439 @@
+"""``memdex setup``: add memdex to an MCP client's own config file, or take it out again.
+
+Each client keeps its servers in its own file and shape: Claude Desktop, Claude Code and Cursor under
+``mcpServers`` in JSON, VS Code under ``servers`` (with a ``type``), Codex as a ``[mcp_servers.memdex]``
+table in TOML. Only memdex's entry is touched: other servers and keys stay as they are (a JSON file is
+written back with two-space indentation; in a TOML file only memdex's table changes, comments included).
+A run shows the change as a diff, keeps a backup of the file it replaces, writes it atomically, and
+does nothing when the entry is already there. With ``hooks`` it sets the command hooks that run
+``memdex hook`` instead (``SessionStart``, and ``Stop`` with the marker), in Claude Code's settings file
+or Codex's ``hooks.json``, which share one shape.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdex.memory_core import ConfigError
+
+NAME = "memdex"
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex")
+TITLES = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cursor": "Cursor", "vscode": "VS Code",
+          "codex": "Codex"}
+HOOK_EVENTS = {"SessionStart": "session-start", "Stop": "stop"}  # Claude Code event -> `memdex hook` event
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a client reaches memdex: a command line it starts (stdio), or the URL of a running server."""
+
+    argv: tuple[str, ...] = ()
+    url: str | None = None
+
+
+def memdex_command() -> list[str]:
+    """The absolute command that runs memdex: the console script beside this Python, else ``python -m``."""
+    script = Path(sys.executable).parent / ("memdex.exe" if sys.platform == "win32" else "memdex")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "memdex.server.cli"]
+
+
+def config_path(client: str, scope: str, *, hooks: bool = False) -> Path:
+    """Where ``client`` reads its MCP servers (with ``hooks``: its command hooks) for ``scope``."""
+    home, here = Path.home(), Path.cwd()
+    project = scope == "project"
+    if client == "codex":
+        folder = here / ".codex" if project else Path(os.environ.get("CODEX_HOME") or home / ".codex")
+        return folder / ("hooks.json" if hooks else "config.toml")
+    if client == "claude-code":
+        if hooks:
+            return (here if project else home) / ".claude" / "settings.json"
+        return here / ".mcp.json" if project else home / ".claude.json"
+    if client == "cursor":
+        return (here if project else home) / ".cursor" / "mcp.json"
+    if project:
+        if client == "vscode":
+            return here / ".vscode" / "mcp.json"
+        raise ConfigError(f"{TITLES[client]} has no project config; drop --scope project")
+    folder = {"claude-desktop": "Claude", "vscode": str(Path("Code") / "User")}[client]
+    name = "claude_desktop_config.json" if client == "claude-desktop" else "mcp.json"
+    return _app_config_dir() / folder / name
+
+
+def _app_config_dir() -> Path:
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def server_entry(client: str, launch: Launch) -> Json:
+    """memdex's entry in ``client``'s server list (any other client: the common ``mcpServers`` shape)."""
+    typed = client in ("claude-code", "vscode")
+    if launch.url is not None:
+        if client == "claude-desktop":
+            raise ConfigError(
+                "Claude Desktop's config file only starts local (stdio) servers; drop --url, or add the URL "
+                "under Settings > Connectors"
+            )
+        return {"type": "http", "url": launch.url} if typed else {"url": launch.url}
+    command, *args = launch.argv
+    return {"type": "stdio", "command": command, "args": args} if typed else {"command": command, "args": args}
+
+
+def snippet(client: str, launch: Launch) -> str:
+    """The config text to paste by hand: the entry inside its file's shape."""
+    entry = server_entry(client, launch)
+    if client == "codex":
+        return _toml_table(entry)
+    return json.dumps({"servers" if client == "vscode" else "mcpServers": {NAME: entry}}, indent=2) + "\n"
+
+
+# Changes --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file's text before (None: absent) and after the edit."""
+
+    path: Path
+    before: str | None
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        old = (self.before or "").splitlines(keepends=True)
+        new = self.after.splitlines(keepends=True)
+        label = str(self.path)
+        lines = difflib.unified_diff(old, new, label if self.before is not None else "/dev/null", label)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def plan_server(client: str, path: Path, launch: Launch, *, remove: bool = False) -> Change:
+    """The edit that adds (or with ``remove``, takes out) memdex's server entry in ``path``."""
+    before = _read(path)
+    if client == "codex":
+        entry = None if remove else server_entry(client, launch)
+        return Change(path, before, _toml_with_table(path, before or "", ("mcp_servers", NAME), entry))
+    key = "servers" if client == "vscode" else "mcpServers"
+
+    def edit(data: Json) -> None:
+        servers = _object(data, key, path)
+        servers.pop(NAME, None)
+        if not remove:
+            servers[NAME] = server_entry(client, launch)
+        elif not servers:
+            del data[key]
+
+    return Change(path, before, _json_edited(path, before, edit))
+
+
+def plan_hooks(path: Path, commands: dict[str, str], *, remove: bool = False) -> Change:
+    """The edit that sets memdex's command hooks in Claude Code's settings file: ``commands`` maps an event
+    (``SessionStart``, ``Stop``) to its command line; memdex's hooks of the other events go (all with ``remove``).
+    """
+    before = _read(path)
+
+    def edit(data: Json) -> None:
+        hooks = _object(data, "hooks", path)
+        for event in HOOK_EVENTS:
+            groups = [kept for group in _array(hooks, event, path) if (kept := _without_memdex(group)) is not None]
+            if not remove and event in commands:
+                groups.append({"hooks": [{"type": "command", "command": commands[event]}]})
+            if groups:
+                hooks[event] = groups
+            else:
+                hooks.pop(event, None)
+        if not hooks:
+            del data["hooks"]
+
+    return Change(path, before, _json_edited(path, before, edit))
+
+
+def _without_memdex(group: Any) -> Any:
+    """A hook group without memdex's commands; None when nothing else was in it."""
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return group
+    kept = [hook for hook in group["hooks"] if not _is_memdex_hook(hook)]
+    if not kept:
+        return None
+    return group if len(kept) == len(group["hooks"]) else {**group, "hooks": kept}
+
+
+def _is_memdex_hook(hook: Any) -> bool:
+    """A command hook that runs ``memdex hook …`` (whichever memdex executable)."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        argv = shlex.split(hook["command"])
+    except ValueError:
+        return False
+    for i, word in enumerate(argv[:-1]):
+        if argv[i + 1] == "hook" and (Path(word).stem == NAME or word == "memdex.server.cli"):
+            return True
+    return False
+
+
+def apply(change: Change) -> Path | None:
+    """Write ``change`` atomically, keeping the old file's mode; returns the backup of the old file, if any."""
+    backup = None
+    if change.before is not None:
+        backup = _free_backup_name(change.path)
+        shutil.copy2(change.path, backup)
+    change.path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{change.path.name}.", dir=change.path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(change.after)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if change.before is not None:
+            shutil.copymode(change.path, temp)
+        else:
+            os.chmod(temp, 0o666 & ~_umask())
+        os.replace(temp, change.path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return backup
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _free_backup_name(path: Path) -> Path:
+    """``<file>.bak``, or ``<file>.bak.<n>`` when earlier backups exist: no backup is overwritten."""
+    candidate = path.with_name(path.name + ".bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak.{n}")
+        n += 1
+    return candidate
+
+
+# JSON -----------------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+def _json_edited(path: Path, before: str | None, edit: Callable[[Json], None]) -> str:
+    """``before`` parsed, edited in place by ``edit`` and written back; unchanged text when nothing changed."""
+    if before is None or not before.strip():
+        data: Json = {}
+    else:
+        try:
+            data = json.loads(before)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path} is not valid JSON ({exc}); fix it by hand, then run memdex setup again") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} holds a JSON {type(data).__name__}, not an object; fix it by hand first")
+    original = json.loads(json.dumps(data))
+    edit(data)
+    if before is not None and data == original:
+        return before
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _object(data: Json, key: str, path: Path) -> Json:
+    value = data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: {key!r} is a JSON {type(value).__name__}, not an object; fix it by hand first")
+    return value
+
+
+def _array(data: Json, key: str, path: Path) -> list[Any]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: hooks.{key} is a JSON {type(value).__name__}, not an array; fix it by hand first")
+    return value
+
+
+# TOML -----------------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*(?P<open>\[\[?)\s*(?P<name>[^\]]*?)\s*\]\]?\s*(#.*)?$")
+_KEY_PART = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*(?:\.|$)")
+
+
+def _toml_key(name: str) -> tuple[str, ...] | None:
+    """The parts of a table header's dotted key, or None if it is not one memdex can read."""
+    parts: list[str] = []
+    pos = 0
+    while pos < len(name):
+        match = _KEY_PART.match(name, pos)
+        if not match:
+            return None
+        token = match.group(1)
+        parts.append(json.loads(token) if token.startswith('"') else token.strip("'"))
+        pos = match.end()
+    return tuple(parts)
+
+
+def _toml_with_table(path: Path, text: str, key: tuple[str, ...], entry: Json | None) -> str:
+    """``text`` with the table ``key`` (and its sub-tables) replaced by ``entry``, appended, or removed.
+
+    Only those lines change. The result is parsed again and must hold exactly the old data with the
+    new table, so an edit that would touch anything else is refused.
+    """
+    data = _toml_data(path, text)
+    if _dig(data, key) == entry:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = end = None
+    for i, line in enumerate(lines):
+        match = _HEADER.match(line)
+        if not match:
+            continue
+        parts = _toml_key(match["name"])
+        if start is None and parts == key and match["open"] == "[":
+            start = i
+        elif start is not None and (parts is None or parts[: len(key)] != key):
+            end = i
+            break
+    table = _toml_table(entry) if entry is not None else ""
+    if start is None:
+        if _dig(data, key) is not None:
+            raise ConfigError(
+                f"{path} defines {'.'.join(key)} in a form memdex setup does not edit (an inline table or dotted "
+                "keys); remove it by hand, then run memdex setup again"
+            )
+        if entry is None:
+            return text
+        gap = "" if not text.strip() or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        result = text + gap + table
+    else:
+        end = len(lines) if end is None else end
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1  # blank lines and comments just above the next table belong to it
+        tail = "".join(lines[end:])
+        if entry is None and start > 0 and not lines[start - 1].strip() and (not tail or not tail[0].strip()):
+            start -= 1  # do not leave two blank lines where the table was
+        gap = "\n" if table and end < len(lines) and lines[end].strip() else ""
+        result = "".join(lines[:start]) + table + gap + tail
+    _check_toml(path, data, result, key, entry)
+    return result
+
+
+def _toml_data(path: Path, text: str) -> Json:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix it by hand, then run memdex setup again") from None
+
+
+def _dig(data: Json, key: tuple[str, ...]) -> Any:
+    node: Any = data
+    for part in key:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _check_toml(path: Path, before: Json, text: str, key: tuple[str, ...], entry: Json | None) -> None:
+    """Refuse unless ``text`` holds exactly ``before`` with ``entry`` at ``key`` (removed when None)."""
+    expected = copy.deepcopy(before)
+    parent = expected
+    for part in key[:-1]:
+        parent = parent.setdefault(part, {})
+    if entry is None:
+        parent.pop(key[-1], None)
+    else:
+        parent[key[-1]] = entry
+    allowed = [expected]
+    if not parent:  # a table only memdex's entry implied, like [mcp_servers], goes with it
+        pruned = copy.deepcopy(expected)
+        _dig(pruned, key[:-2]).pop(key[-2], None)
+        allowed.append(pruned)
+    if tomllib.loads(text) not in allowed:
+        raise ConfigError(f"{path}: memdex setup could not edit its table without touching others; edit it by hand")
+
+
+def _toml_table(entry: Json) -> str:
+    """``[mcp_servers.memdex]`` with string and string-list values, as TOML."""
+    lines = [f"[mcp_servers.{NAME}]"]
+    for field, value in entry.items():
+        text = "[" + ", ".join(map(_toml_string, value)) + "]" if isinstance(value, list) else _toml_string(value)
+        lines.append(f"{field} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+# The command ------------------------------------------------------------------------------------
+
+
+def run(
+    client: str,
+    where: Sequence[str],
+    *,
+    scope: str = "user",
+    url: str | None = None,
+    config_file: Path | None = None,
+    dry_run: bool = False,
+    remove: bool = False,
+    hooks: bool = False,
+    marker: bool = False,
+    show: bool = False,
+) -> int:
+    """``memdex setup``: print the entry (``show``), or add/remove it in the client's file, diff first.
+
+    ``where`` are the arguments naming memdex's memory (``--workspace DIR`` …), given to ``serve``
+    and to ``hook``.
+    """
+    command = memdex_command()
+    if hooks and client not in ("claude-code", "codex"):
+        raise ConfigError(f"--hooks is for claude-code and codex; {client} has no command hooks")
+    events = {"SessionStart": ["session-start"], **({"Stop": ["stop", "--marker"]} if marker else {})}
+    commands = {event: shlex.join([*command, "hook", *words, *where]) for event, words in events.items()}
+    launch = Launch(url=url) if url is not None else Launch(argv=(*command, "serve", *where))
+    if show:
+        text = json.dumps({"hooks": {e: [{"hooks": [{"type": "command", "command": c}]}] for e, c in commands.items()}},
+                          indent=2) + "\n" if hooks else snippet(client, launch)
+        sys.stdout.write(text)
+        return 0
+    if client not in CLIENTS:
+        raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}, or --print for an entry to paste")
+    path = (config_file or config_path(client, scope, hooks=hooks)).expanduser().absolute()
+    change = plan_hooks(path, commands, remove=remove) if hooks else plan_server(client, path, launch, remove=remove)
+    what = "memdex's hooks" if hooks else "memdex's entry"
+    if not change.changed:
+        state = "has no" if remove else "already has"
+        print(f"memdex: {path} {state} {what}; nothing to do")
+        return 0
+    sys.stdout.write(change.diff())
+    if dry_run:
+        print(f"memdex: dry run; {path} was not written")
+        return 0
+    backup = apply(change)
+    kept = f" (backup: {backup})" if backup else ""
+    trust = "; Codex asks you to review and trust new hooks" if hooks and client == "codex" else ""
+    print(f"memdex: {'removed' if remove else 'wrote'} {what} in {path}{kept}; restart {TITLES[client]} to load it{trust}")
+    return 0
