@@ -42,3 +42,22 @@ test: lint
 
 clean:
 	rm -rf $(VENV) bench/.cache .pytest_cache
+
+# Distributions. `make dist`: the wheel and sdist in dist/, checked with twine. `make mcpb`: the Claude
+# Desktop bundle dist/memdex-$(VERSION).mcpb, validated and packed by the @anthropic-ai/mcpb CLI pinned in
+# packaging/package-lock.json (npm ci installs exactly that version).
+.PHONY: dist mcpb
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+
+dist: $(VENV)/.installed-test  ## wheel and sdist into dist/, twine-checked
+	rm -f dist/memdex-*.whl dist/memdex-*.tar.gz
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/memdex-$(VERSION)-py3-none-any.whl dist/memdex-$(VERSION).tar.gz
+
+packaging/node_modules/.package-lock.json: packaging/package.json packaging/package-lock.json
+	npm ci --prefix packaging --no-audit --no-fund
+
+mcpb: packaging/node_modules/.package-lock.json  ## the .mcpb bundle for Claude Desktop into dist/
+	packaging/node_modules/.bin/mcpb validate packaging/mcpb/manifest.json
+	mkdir -p dist
+	packaging/node_modules/.bin/mcpb pack packaging/mcpb dist/memdex-$(VERSION).mcpb
