@@ -70,7 +70,7 @@ from bench.perf_support import (
     synthetic_documents,
     wait_until,
 )
-from memdex.memory_core import MemoryEngine, Settings, db, indexer, store
+from memdex.memory_core import MemoryEngine, Settings, db, indexer, records, store
 from memdex.memory_core.config import LocalEmbeddingSettings, QuerySettings
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.fts import query_terms
@@ -419,7 +419,7 @@ def _store_breakdown(index: Path, queries: list[str], vectors: dict[str, list[fl
         t0 = time.perf_counter()
         matrix.load(conn)
         times["vector_ram_load"] = [time.perf_counter() - t0]
-        version = store.read_meta(conn, store.VECTORS_VERSION)
+        version = store.read_meta(conn, records.VECTORS_VERSION)
         total = store.counts(conn)[1]
         for q in queries:
             terms = query_terms(q)

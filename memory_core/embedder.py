@@ -18,13 +18,13 @@ from typing import Any
 
 import anyio
 
-from . import store
+from .backend import IndexOwner
 from .chunking import vector_parts
 from .config import EmbeddingSettings
 from .embeddings.base import EmbeddingProvider, check_vectors
 from .embeddings.factory import ProviderFactory, open_provider
 from .errors import EmbeddingError
-from .index_db import IndexDatabase
+from .records import VECTOR_LAYOUT, CacheKey
 from .textutil import sha256_hex
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Embedder:
     """Turns chunk texts into vectors for one index, through the cache."""
 
     def __init__(
-        self, settings: EmbeddingSettings, index: IndexDatabase, factory: ProviderFactory = open_provider
+        self, settings: EmbeddingSettings, index: IndexOwner, factory: ProviderFactory = open_provider
     ) -> None:
         self.settings = settings
         self.index = index
@@ -101,7 +101,7 @@ class Embedder:
             "model": p.model,
             "fingerprint": p.fingerprint,
             "dims": p.dims,
-            "layout": store.VECTOR_LAYOUT,
+            "layout": VECTOR_LAYOUT,
             "window_tokens": self.settings.window_tokens,
         }
 
@@ -117,9 +117,9 @@ class Embedder:
             return False
         return self.settings.provider != "auto" or stored.get("provider") == wanted["provider"]
 
-    def _key(self) -> store.CacheKey:
+    def _key(self) -> CacheKey:
         assert self.provider is not None
-        return store.CacheKey(self.provider.id, self.provider.model, self.provider.fingerprint)
+        return CacheKey(self.provider.id, self.provider.model, self.provider.fingerprint)
 
     # Vectors ------------------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ class Embedder:
     async def _cached_parts(self, texts: dict[str, str], conn: Any) -> dict[str, list[float]]:
         if self.provider is None or not texts:
             return {}
-        return await self.index.write(store.cached_vectors, self._key(), list(texts), self.provider.dims, conn=conn)
+        return await self.index.write(self.index.ops.cached_vectors, self._key(), list(texts), self.provider.dims, conn=conn)
 
     async def _embed_parts(self, texts: dict[str, str], conn: Any, *, bulk: bool) -> dict[str, list[float]]:
         provider = self.provider
@@ -168,7 +168,7 @@ class Embedder:
                 self.failure = f"{provider.id} embeddings failed: {exc}"
                 raise
             new = dict(zip(missing, fresh, strict=True))
-            await self.index.write(store.cache_vectors, self._key(), new, conn=conn)
+            await self.index.write(self.index.ops.cache_vectors, self._key(), new, conn=conn)
             vectors.update(new)
         self.failure = None
         return vectors

@@ -218,7 +218,7 @@ class MemoryEngine:
                 self.request_sync()  # it repairs the index from the Markdown
             raise
         if not from_ram:
-            self.syncer.load_matrix_soon()
+            self.syncer.load_vectors_soon()
         return answer
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:

@@ -23,9 +23,10 @@ import anyio
 import anyio.to_thread
 
 from . import db, store, swap
+from .backend import StoreOps
 from .errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
 from .filters import SearchFilter
-from .indexer import Written
+from .records import VECTORS_VERSION, ChunkRow, Written
 from .vector_matrix import VectorMatrix
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,10 @@ RESET_WAIT = 30.0  # seconds a reset waits for another process's rebuild before 
 
 
 class IndexDatabase:
-    """Connections to one index file, and the operations that need more than one of them."""
+    """Connections to one index file, and the operations that need more than one of them: SQLite's
+    :class:`~.backend.IndexOwner`, whose operations are :mod:`.store`."""
+
+    ops: StoreOps = store
 
     def __init__(self, path: Path, *, read_connections: int = READ_CONNECTIONS) -> None:
         self.path = path
@@ -108,6 +112,14 @@ class IndexDatabase:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    @property
+    def vectors_loaded(self) -> bool:
+        return self.matrix.loaded
 
     def require_open(self) -> None:
         """ClosedError unless the index is open (the one check every caller of the engine goes through)."""
@@ -250,7 +262,7 @@ class IndexDatabase:
 
     async def nearest(
         self, vector: Sequence[float], k: int, where: SearchFilter | None = None
-    ) -> tuple[list[store.ChunkRow], bool]:
+    ) -> tuple[list[ChunkRow], bool]:
         """The ``k`` chunks nearest to ``vector`` among those ``where`` allows, and whether they came
         from the RAM copy.
 
@@ -258,8 +270,8 @@ class IndexDatabase:
         caller should reload the copy. Either way the filter applies before the ``k`` are chosen.
         """
 
-        def nearest(conn: Any) -> list[store.ChunkRow] | None:
-            version = store.read_meta(conn, store.VECTORS_VERSION)
+        def nearest(conn: Any) -> list[ChunkRow] | None:
+            version = store.read_meta(conn, VECTORS_VERSION)
             if not self.matrix.in_step(version):
                 return None
             allowed = None if where is None or where.empty else store.chunk_ids(conn, where)
@@ -273,10 +285,14 @@ class IndexDatabase:
 
     async def vectors_in_ram(self) -> bool:
         """True when vector searches are served from the in-memory copy (it is loaded and current)."""
-        return self.matrix.in_step(await self.read(store.read_meta, store.VECTORS_VERSION))
+        return self.matrix.in_step(await self.read(store.read_meta, VECTORS_VERSION))
 
-    async def load_matrix(self) -> None:
+    async def load_vectors(self) -> None:
+        """Load the vectors into RAM (seconds at a million rows), so nearest() answers from there."""
+        started = time.monotonic()
         await self.read(self.matrix.load)
+        logger.info("vectors in RAM: %d rows, %.1f MB, loaded in %.2fs",
+                    self.matrix.rows, self.matrix.nbytes / 1e6, time.monotonic() - started)  # fmt: skip
 
     # Rebuilds -----------------------------------------------------------------------------------
 

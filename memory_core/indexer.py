@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import store
+from .backend import StoreOps
 from .chunking import Chunk, chunk_markdown
 from .errors import PathError
-from .store import FileState
+from .records import FileState, VectorDelta, Written
 from .textutil import sha256_hex
 from .transcripts import chunk_transcript, parse_transcript
 from .workspace import MemoryFile
@@ -138,15 +138,8 @@ def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_
     return True
 
 
-@dataclass(frozen=True)
-class Written:
-    """What :func:`write` did: paths skipped because they changed since read, and the vector delta."""
-
-    stale: list[str]
-    vectors: store.VectorDelta
-
-
 def write(
+    ops: StoreOps,
     conn: Any,
     changes: Sequence[Prepared],
     removed: Sequence[str],
@@ -158,41 +151,41 @@ def write(
     (keyword search still finds them, and a later sync fills the gap).
     """
     stale: list[str] = []
-    delta = store.VectorDelta()
-    with store.transaction(conn):
+    delta = VectorDelta()
+    with ops.transaction(conn):
         for change in changes:
             if _stat(change.file) != change.seen:
                 stale.append(change.file.rel)
                 continue
             if change.chunks is None:
-                store.touch_file(conn, change.file.rel, change.state)
+                ops.touch_file(conn, change.file.rel, change.state)
                 continue
-            gone, ids = store.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+            gone, ids = ops.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
             delta.removed(gone)
             if vectors:
                 rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors]
-                store.insert_vectors(conn, rows)
+                ops.insert_vectors(conn, rows)
                 delta.added(rows)
-        delta.removed(store.delete_files(conn, removed))
+        delta.removed(ops.delete_files(conn, removed))
         if delta.rows:
-            store.stamp_vectors(conn, delta)
+            ops.stamp_vectors(conn, delta)
     return Written(stale, delta)
 
 
-def write_vectors(conn: Any, rows: Sequence[tuple[int, str, Sequence[Sequence[float]]]]) -> Written:
+def write_vectors(ops: StoreOps, conn: Any, rows: Sequence[tuple[int, str, Sequence[Sequence[float]]]]) -> Written:
     """Store ``(chunk id, chunk hash, part vectors)`` for chunks that had none, in one transaction.
 
     Vectors are made outside any lock, so a chunk may have been replaced or removed meanwhile: only
     chunks that still exist with the same text and still lack a vector get one.
     """
-    delta = store.VectorDelta()
-    with store.transaction(conn):
-        wanted = store.chunks_lacking_vectors(conn, [(cid, h) for cid, h, _ in rows])
+    delta = VectorDelta()
+    with ops.transaction(conn):
+        wanted = ops.chunks_lacking_vectors(conn, [(cid, h) for cid, h, _ in rows])
         fresh = [(cid, vector) for cid, h, vector in rows if cid in wanted]
         if fresh:
-            store.insert_vectors(conn, fresh)
+            ops.insert_vectors(conn, fresh)
             delta.added(fresh)
-            store.stamp_vectors(conn, delta)
+            ops.stamp_vectors(conn, delta)
     return Written([], delta)
 
 

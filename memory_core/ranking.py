@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from .config import QuerySettings
 from .filters import log_date
 from .fts import TermWeights, bm25_share, query_share, term_coverage
-from .store import ChunkRow
+from .records import ChunkRow
 
 _WORD = re.compile(r"[^\W_]+")
 

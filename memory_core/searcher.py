@@ -8,17 +8,18 @@ from typing import Any, Literal
 
 import anyio
 
-from . import store, term_stats
+from . import term_stats
+from .backend import IndexOwner
 from .config import QuerySettings, RerankSettings
 from .embedder import Embedder
 from .errors import EmbeddingError, InputError, as_memdex_error
 from .filters import SearchFilter
 from .fts import TermWeights, query_terms, weigh_terms
-from .index_db import IndexDatabase
 from .limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
 from .models import Explanation, IndexStatus, SearchAnswer
 from .named_files import NameIndex
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
+from .records import FILES_VERSION, ChunkRow
 from .rerank import Reranker, open_reranker, rerank_order
 from .snippets import Window, fit, to_hit
 
@@ -40,9 +41,9 @@ class SearchRequest:
 class _Candidates:
     """What the two sides (and the named files) found for one query."""
 
-    keyword: list[store.ChunkRow] = field(default_factory=list)
-    vector: list[store.ChunkRow] = field(default_factory=list)
-    named: list[store.ChunkRow] = field(default_factory=list)
+    keyword: list[ChunkRow] = field(default_factory=list)
+    vector: list[ChunkRow] = field(default_factory=list)
+    named: list[ChunkRow] = field(default_factory=list)
     query_vector: list[float] | None = None
     from_ram: bool = True
 
@@ -59,7 +60,7 @@ class Searcher:
         self,
         query: QuerySettings,
         query_timeout: float,
-        index: IndexDatabase,
+        index: IndexOwner,
         embedder: Embedder,
         rerank: RerankSettings,
     ) -> None:
@@ -157,8 +158,8 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword(conn: Any) -> tuple[list[store.ChunkRow], TermWeights, list[store.ChunkRow]]:
-            rows, weights = term_stats.keyword_candidates(conn, terms, k, chunks, where)
+        def keyword(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow]]:
+            rows, weights = term_stats.keyword_candidates(self.index.ops, conn, terms, k, chunks, where)
             return rows, weights, self._named_chunks(conn, request.text, k, where)
 
         async def keyword_side() -> None:  # one trip to a reader for both lookups
@@ -182,12 +183,12 @@ class Searcher:
             raise error from group
         return found, weights
 
-    def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[store.ChunkRow]:
+    def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[ChunkRow]:
         """The chunks of the files ``text`` names (on a reader thread; the names are indexed per file set)."""
-        version = store.read_meta(conn, store.FILES_VERSION)
+        version = self.index.ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
-            self._names = (version, NameIndex(store.file_paths(conn)))
-        return store.chunks_of(conn, self._names[1].named(text), k, where)
+            self._names = (version, NameIndex(self.index.ops.file_paths(conn)))
+        return self.index.ops.chunks_of(conn, self._names[1].named(text), k, where)
 
     async def _reranked(
         self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]
@@ -226,7 +227,7 @@ def _index_warnings(status: IndexStatus) -> list[str]:
     return []
 
 
-def _named_first(ranked: list[Ranked], named: list[store.ChunkRow], weights: TermWeights) -> list[Ranked]:
+def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeights) -> list[Ranked]:
     """The chunks of files the query names first (best scored first), then the rest in their order.
 
     A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands.

@@ -14,7 +14,6 @@ import struct
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +21,23 @@ from . import db, swap
 from .chunking import Chunk
 from .filters import SearchFilter
 from .fts import match_expression
-from .limits import MAX_VECTOR_PARTS
+from .records import (
+    FILES_VERSION,
+    VECTOR_PARTS,
+    VECTORS_VERSION,
+    CacheKey,
+    ChunkRow,
+    ChunkVectors,
+    FileState,
+    VectorDelta,
+    vector_rows,
+)
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZER = "porter unicode61"
-VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
-FILES_VERSION = "files_version"  # meta key: a new random token whenever a file enters or leaves the index
-# A chunk's vectors (one per part, embedding.window_tokens) are the chunks_vec rows with rowid
-# chunk id * VECTOR_PARTS + part number; a chunk that has its part 0 has all of them.
-VECTOR_PARTS = MAX_VECTOR_PARTS
-VECTOR_LAYOUT = f"parts-{VECTOR_PARTS}"  # in the vectors' identity: rows of another layout are rebuilt
+# A chunk's part vectors are the chunks_vec rows whose rowid is their vector row (records.VECTOR_PARTS).
 MAX_KNN = 4096  # sqlite-vec's largest k
 
 _SCHEMA = f"""
@@ -76,28 +80,6 @@ CREATE TABLE embedding_cache (
 CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What the index knows about one file."""
-
-    hash: str
-    mtime_ns: int
-    size: int
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """A chunk as search returns it."""
-
-    id: int
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    text: str
-    rank: float
 
 
 @contextmanager
@@ -319,39 +301,6 @@ def counts(conn: Any) -> tuple[int, int]:
 
 # Vectors ---------------------------------------------------------------------------------------
 
-ChunkVectors = tuple[int, Sequence[Sequence[float]]]  # (chunk id, the vector of each of its parts)
-
-
-def chunk_of(rowid: int) -> int:
-    """The chunk a chunks_vec row belongs to."""
-    return rowid // VECTOR_PARTS
-
-
-@dataclass
-class VectorDelta:
-    """What one transaction did to the vectors, for in-memory copies to follow.
-
-    ``rows`` maps chunks_vec rowids to their new vector, or to None when the row went (every part
-    of a removed chunk); ``before``/``after`` are the index's vector versions around the transaction.
-    """
-
-    rows: dict[int, Sequence[float] | None] = field(default_factory=dict)
-    before: str | None = None
-    after: str | None = None
-
-    def removed(self, chunk_ids: Iterable[int]) -> None:
-        self.rows.update((cid * VECTOR_PARTS + part, None) for cid in chunk_ids for part in range(VECTOR_PARTS))
-
-    def added(self, chunks: Iterable[ChunkVectors]) -> None:
-        self.rows.update(_vector_rows(chunks))
-
-
-def _vector_rows(chunks: Iterable[ChunkVectors]) -> Iterator[tuple[int, Sequence[float]]]:
-    for cid, parts in chunks:
-        for part, vector in enumerate(parts[:VECTOR_PARTS]):
-            yield cid * VECTOR_PARTS + part, vector
-
-
 def stamp_vectors(conn: Any, delta: VectorDelta) -> VectorDelta:
     """Give the index a new vector version (inside the transaction that changed the vectors)."""
     delta.before = read_meta(conn, VECTORS_VERSION)
@@ -399,7 +348,7 @@ def insert_vectors(conn: Any, chunks: Sequence[ChunkVectors]) -> None:
     """Store the vectors of chunks that have none (inside the caller's transaction)."""
     conn.executemany(
         "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-        ((rowid, pack_vector(v)) for rowid, v in _vector_rows(chunks)),
+        ((rowid, pack_vector(v)) for rowid, v in vector_rows(chunks)),
     )
 
 
@@ -434,15 +383,6 @@ def count_without_vectors(conn: Any) -> int:
 
 
 # Embedding cache -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CacheKey:
-    """Who made a cached vector: vectors from another provider, model or setup never mix."""
-
-    provider: str
-    model: str
-    fingerprint: str
 
 
 def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str], dims: int) -> dict[str, list[float]]:

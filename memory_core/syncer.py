@@ -24,13 +24,14 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from . import indexer, store
+from . import indexer
+from .backend import IndexOwner
 from .changes import ChangeFeed
 from .chunking import CHUNKER_VERSION
 from .config import Settings
 from .embedder import RETRY_FIRST, RETRY_MAX, Embedder
 from .errors import EmbeddingError, IndexCorrupt, MemdexError
-from .index_db import IndexDatabase
+from .records import FileState
 from .workspace import MemoryFile, Workspace
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class Syncer:
         self,
         settings: Settings,
         workspace: Workspace,
-        index: IndexDatabase,
+        index: IndexOwner,
         embedder: Embedder,
         feed: ChangeFeed,
         clock: Callable[[], float] = time.time,
@@ -77,6 +78,9 @@ class Syncer:
         self.settings = settings
         self.workspace = workspace
         self.index = index
+        self.ops = index.ops
+        self._write_files = functools.partial(indexer.write, index.ops)
+        self._write_vectors = functools.partial(indexer.write_vectors, index.ops)
         self.embedder = embedder
         self.feed = feed
         self.clock = clock
@@ -94,8 +98,8 @@ class Syncer:
         self._deferred_waiting = False
         self._vectors_wanted = anyio.Event()
         self._bulk_wanted = False
-        self._matrix_loading = False
-        self._matrix_next_load = 0.0  # monotonic time before which no reload starts
+        self._vectors_loading = False
+        self._vectors_next_load = 0.0  # monotonic time before which no reload starts
 
     async def open(self, task_group: TaskGroup) -> None:
         """Learn how the index was built; background work runs in ``task_group``."""
@@ -103,19 +107,19 @@ class Syncer:
         self._vector_lock = anyio.Lock()
         self._rebuild_lock = anyio.Lock()
         self._tg = task_group
-        self.stored = await self.index.read(store.read_meta, "identity")
-        self.last_sync = await self.index.read(store.read_meta, "last_sync")
+        self.stored = await self.index.read(self.ops.read_meta, "identity")
+        self.last_sync = await self.index.read(self.ops.read_meta, "last_sync")
         if self.last_sync is not None and self.stored and self.stored.get("chunks") == self.chunk_identity():
             self.state = "ready"  # complete as of the last sync; the first sync catches up
         task_group.start_soon(self._vector_loop)
 
     def chunk_identity(self) -> dict[str, Any]:
         return {
-            "schema": store.SCHEMA_VERSION,
+            "schema": self.ops.SCHEMA_VERSION,
             "chunker": CHUNKER_VERSION,
             "chunk_tokens": self.settings.chunking.tokens,
             "chunk_overlap": self.settings.chunking.overlap,
-            "fts_tokenizer": store.FTS_TOKENIZER,
+            "fts_tokenizer": self.ops.FTS_TOKENIZER,
         }
 
     @property
@@ -199,15 +203,15 @@ class Syncer:
         try:
             if self.index.damaged or (force and not await self.index.check_integrity()):
                 await self.index.repair()
-            self.stored = await self.index.read(store.read_meta, "identity")  # another process may have rebuilt
+            self.stored = await self.index.read(self.ops.read_meta, "identity")  # another process may have rebuilt
             if self.stored is not None and self.stored.get("chunks") != self.chunk_identity():
                 return SyncReport(0, 0, 0, time.perf_counter() - started), True
-            if self.stored is None and (await self.index.read(store.counts))[0]:
+            if self.stored is None and (await self.index.read(self.ops.counts))[0]:
                 force = True  # a first sync was cut short: its chunks' settings are unknown, re-chunk them
             done = await self._sync_into(None, force, progress)
             identity = {"chunks": self.chunk_identity(), "vectors": (self.stored or {}).get("vectors")}
             finished = self.clock()
-            await self.index.write(_record_sync, identity, finished, self.settings.cache.max_entries)
+            await self.index.write(self._record_sync, identity, finished, self.settings.cache.max_entries)
             self.stored, self.last_sync = identity, finished
         except Exception as exc:
             self.state, self.error = "error", f"{type(exc).__name__}: {exc}"
@@ -227,7 +231,7 @@ class Syncer:
     async def _sync_into(self, conn: Any, force: bool, progress: ProgressCallback | None) -> _Pass:
         """Index the workspace into ``conn`` (None: the live index), chunks with cached vectors only."""
         files = await anyio.to_thread.run_sync(self.workspace.discover)
-        known = await self.index.write(store.file_states, conn=conn)
+        known = await self.index.write(self.ops.file_states, conn=conn)
         self.progress = (0, len(files))
         if progress:
             progress(0, len(files), "files")
@@ -240,14 +244,14 @@ class Syncer:
             changes, vanished = await anyio.to_thread.run_sync(prepare)
             if changes or vanished:
                 vectors = await self._cached_vectors(changes, conn)
-                stale += (await self.index.write_indexed(indexer.write, changes, vanished, vectors, conn=conn)).stale
+                stale += (await self.index.write_indexed(self._write_files, changes, vanished, vectors, conn=conn)).stale
                 changed += [c.file.rel for c in changes if c.chunks is not None and c.file.rel not in stale]
             self.progress = (start + len(batch), len(files))
             if progress:
                 progress(*self.progress, "files")
         removed = sorted(known.keys() - {f.rel for f in files})
         if removed:
-            await self.index.write_indexed(indexer.write, [], removed, conn=conn)
+            await self.index.write_indexed(self._write_files, [], removed, conn=conn)
         self._defer(deferred)
         return _Pass(changed, removed, stale)
 
@@ -258,11 +262,11 @@ class Syncer:
             return None
         if conn is None and not self.vectors_ready:
             return None  # the live index holds no vectors of this provider (yet)
-        await self.index.write(store.ensure_vector_table, self.embedder.provider.dims, conn=conn)
+        await self.index.write(self.ops.ensure_vector_table, self.embedder.provider.dims, conn=conn)
         return await self.embedder.cached(indexer.chunk_texts(changes), conn)
 
     def _prepare(
-        self, files: Sequence[MemoryFile], known: dict[str, store.FileState], *, force: bool, deferred: list[str]
+        self, files: Sequence[MemoryFile], known: dict[str, FileState], *, force: bool, deferred: list[str]
     ) -> tuple[list[indexer.Prepared], list[str]]:
         """``indexer.prepare`` with this workspace's chunking and transcript delta settings (a worker thread)."""
         chunking, sessions = self.settings.chunking, self.settings.sessions
@@ -299,16 +303,16 @@ class Syncer:
         # Memory files are re-read whatever the index says; a transcript is compared with its indexed
         # state, so that one more appended message is not a re-index (the delta rule).
         transcripts = {f.rel for f in present if f.source == "sessions"}
-        known: dict[str, store.FileState] = {}
+        known: dict[str, FileState] = {}
         if transcripts:
-            known = {rel: s for rel, s in (await self.index.write(store.file_states)).items() if rel in transcripts}
+            known = {rel: s for rel, s in (await self.index.write(self.ops.file_states)).items() if rel in transcripts}
         deferred: list[str] = []
         changes, vanished = await anyio.to_thread.run_sync(
             lambda: self._prepare(present, known, force=False, deferred=deferred)
         )
         self._defer(deferred)
         vectors = await self._cached_vectors(changes, None)
-        return (await self.index.write_indexed(indexer.write, changes, vanished, vectors)).stale
+        return (await self.index.write_indexed(self._write_files, changes, vanished, vectors)).stale
 
     def _defer(self, paths: Iterable[str]) -> None:
         """Look at these growing transcripts again once they have had time to go quiet."""
@@ -379,53 +383,50 @@ class Syncer:
                         f"resolved to {provider.id} here: keyword search in this process (set the provider to use it)"
                     )
                 return
-            await self.index.write(store.ensure_vector_table, provider.dims)
+            await self.index.write(self.ops.ensure_vector_table, provider.dims)
             if built is None:
                 identity = {**stored, "vectors": self.embedder.identity()}
-                await self.index.write(store.write_meta, "identity", identity)
+                await self.index.write(self.ops.write_meta, "identity", identity)
                 self.stored = identity
             await self._backfill(None, progress, bulk=bulk)
-        if not self.index.matrix.loaded:
-            self.load_matrix_soon()
+        if not self.index.vectors_loaded:
+            self.load_vectors_soon()
 
     async def _backfill(self, conn: Any, progress: ProgressCallback | None, *, bulk: bool) -> int:
         """Embed the chunks of ``conn`` (None: live) that have no vector yet, in id order."""
         done, after, total = 0, 0, None
         page = BULK_CHUNKS if bulk and self.settings.embedding.openai.batch_api else BACKFILL_CHUNKS
-        while rows := await self.index.write(store.chunks_without_vectors, after, page, conn=conn):
+        while rows := await self.index.write(self.ops.chunks_without_vectors, after, page, conn=conn):
             if progress and total is None:
-                total = await self.index.write(store.count_without_vectors, conn=conn)
+                total = await self.index.write(self.ops.count_without_vectors, conn=conn)
                 progress(0, total, "chunks embedded")
             after = rows[-1][0]
             vectors = await self.embedder.embed({h: text for _, h, text in rows}, conn, bulk=bulk)
             ready = [(cid, h, vectors[h]) for cid, h, _ in rows if h in vectors]
             done += len(ready)
-            await self.index.write_indexed(indexer.write_vectors, ready, conn=conn)
+            await self.index.write_indexed(self._write_vectors, ready, conn=conn)
             if progress and total is not None:
                 progress(min(done, total), total, "chunks embedded")
         return done
 
-    def load_matrix_soon(self) -> None:
+    def load_vectors_soon(self) -> None:
         """Start loading the in-memory vectors, unless a load runs or one finished too recently."""
         if self._tg is not None:
-            self._tg.start_soon(self._load_matrix)
+            self._tg.start_soon(self._load_vectors)
 
-    async def _load_matrix(self) -> None:
-        matrix = self.index.matrix
-        if self._matrix_loading or time.monotonic() < self._matrix_next_load:
+    async def _load_vectors(self) -> None:
+        if self._vectors_loading or time.monotonic() < self._vectors_next_load:
             return
-        self._matrix_loading = True
+        self._vectors_loading = True
         started = time.monotonic()
         try:
-            await self.index.load_matrix()
-            logger.info("vectors in RAM: %d rows, %.1f MB, loaded in %.2fs",
-                        matrix.rows, matrix.nbytes / 1e6, time.monotonic() - started)  # fmt: skip
+            await self.index.load_vectors()
         except Exception:
             logger.exception("loading the vectors into RAM failed; searches use sqlite-vec")
         finally:
             # Another process writing all the time would otherwise keep a core busy reloading.
-            self._matrix_next_load = time.monotonic() + 4 * (time.monotonic() - started)
-            self._matrix_loading = False
+            self._vectors_next_load = time.monotonic() + 4 * (time.monotonic() - started)
+            self._vectors_loading = False
 
     # Rebuild ------------------------------------------------------------------------------------
 
@@ -437,26 +438,26 @@ class Syncer:
         async with self._rebuild_lock, self.index.rebuild_lock():
             provider = self.embedder.provider
             wanted = {"chunks": self.chunk_identity(), "vectors": self.embedder.identity()}
-            current = await self.index.read(store.read_meta, "identity")
+            current = await self.index.read(self.ops.read_meta, "identity")
             if current == wanted:  # another process has just built the same index
                 self.stored = current
                 return _Pass([], [], [])
             # The old index is complete and keeps serving: the state stays as it is until the swap.
-            logger.info("index settings changed; rebuilding %s in the background", self.index.path)
+            logger.info("index settings changed; rebuilding %s in the background", self.index.location)
             try:
                 async with self.index.shadow() as shadow:
                     if provider is not None:
-                        await self.index.write(store.ensure_vector_table, provider.dims, conn=shadow)
+                        await self.index.write(self.ops.ensure_vector_table, provider.dims, conn=shadow)
                     done = await self._sync_into(shadow, True, progress)
                     if provider is not None:
                         await self._backfill(shadow, progress, bulk=True)
                     async with self._sync_lock, self.index.writes_paused():  # catch up, then swap
                         await self._sync_into(shadow, False, None)
-                        old = await self.index.write(store.file_states)
-                        new = await self.index.write(store.file_states, conn=shadow)
+                        old = await self.index.write(self.ops.file_states)
+                        new = await self.index.write(self.ops.file_states, conn=shadow)
                         finished = self.clock()
                         await self.index.write(
-                            _record_sync, wanted, finished, self.settings.cache.max_entries, conn=shadow
+                            self._record_sync, wanted, finished, self.settings.cache.max_entries, conn=shadow
                         )
                         await self.index.install(shadow)
                         self.stored, self.last_sync = wanted, finished
@@ -469,13 +470,12 @@ class Syncer:
             self.state, self.error = "ready", None
         self.feed.publish(rel for rel in old.keys() | new.keys() if old.get(rel) != new.get(rel))
         self.want_vectors()  # chunks written during the catch-up got cached vectors only
-        self.load_matrix_soon()
+        self.load_vectors_soon()
         return done
 
-
-def _record_sync(conn: Any, identity: dict[str, Any], finished: float, max_cache: int) -> None:
-    """Store the index identity and sync time, and bound the embedding cache, in one transaction."""
-    with store.transaction(conn):
-        store.write_meta(conn, "identity", identity)
-        store.write_meta(conn, "last_sync", finished)
-        store.prune_cache(conn, max_cache)
+    def _record_sync(self, conn: Any, identity: dict[str, Any], finished: float, max_cache: int) -> None:
+        """Store the index identity and sync time, and bound the embedding cache, in one transaction."""
+        with self.ops.transaction(conn):
+            self.ops.write_meta(conn, "identity", identity)
+            self.ops.write_meta(conn, "last_sync", finished)
+            self.ops.prune_cache(conn, max_cache)

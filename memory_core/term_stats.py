@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import store
+from .backend import StoreOps
 from .filters import SearchFilter
 from .fts import TermWeights, weigh_terms
+from .records import ChunkRow
 
 
 def keyword_candidates(
+    ops: StoreOps,
     conn: Any, terms: Sequence[str], limit: int, total_chunks: int, where: SearchFilter | None = None
-) -> tuple[list[store.ChunkRow], TermWeights]:
+) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 and ``terms`` weighed by rarity in the index, from one
     FTS5 count per term (the counts serve both the search's shortcut and the weights)."""
-    counts = {term: store.term_rows(conn, term) for term in terms}
-    rows = store.keyword_search(conn, terms, limit, total_chunks, where, counts)
+    counts = {term: ops.term_rows(conn, term) for term in terms}
+    rows = ops.keyword_search(conn, terms, limit, total_chunks, where, counts)
     return rows, weigh_terms(terms, counts, total_chunks)

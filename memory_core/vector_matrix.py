@@ -4,11 +4,11 @@ sqlite-vec keeps the vectors durably, inside the index's transactions, and its K
 it is a float32 scan through SQLite pages: ~48 ms at 100k chunks of 384 dimensions. This copy
 holds every vector normalised and quantised to int8 with one scale per row (a quarter of float32's
 size, cosine off by about 0.002 at most) and scans it with numpy in a few milliseconds. A row is one
-part of a chunk (``store.VECTOR_PARTS``); a chunk is as near as its nearest part.
+part of a chunk (``records.VECTOR_PARTS``); a chunk is as near as its nearest part.
 
 The copy follows the index through a version token that the writer changes in every transaction
 that touches vectors (:func:`store.stamp_vectors`). The engine applies each committed
-:class:`~memory_core.store.VectorDelta` to the copy; a search whose index version is not the copy's
+:class:`~memory_core.records.VectorDelta` to the copy; a search whose index version is not the copy's
 (another process wrote, or the index was swapped) gets ``None`` and is answered by sqlite-vec
 while the copy is reloaded.
 
@@ -31,6 +31,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 from . import store
+from .records import VECTOR_PARTS, VECTORS_VERSION, VectorDelta
 
 # Rows handled at a time when loading and scanning: 2048 x 384 float32 is 3 MB, small enough that the
 # temporary arrays neither cost speed nor stay behind in malloc's arenas as resident memory.
@@ -53,7 +54,7 @@ class VectorMatrix:
         self._lock = threading.Lock()
         self._version: str | None = None
         self._loaded = False
-        self._pending: list[store.VectorDelta] | None = None  # deltas committed while a load reads
+        self._pending: list[VectorDelta] | None = None  # deltas committed while a load reads
         self._clear()
 
     def _clear(self) -> None:
@@ -97,7 +98,7 @@ class VectorMatrix:
         try:
             conn.execute("BEGIN")
             try:
-                version = store.read_meta(conn, store.VECTORS_VERSION)
+                version = store.read_meta(conn, VECTORS_VERSION)
                 dims = store.vector_dims(conn) or 0
                 # Filled in place, grown if chunks have several parts; pages never written stay unallocated.
                 capacity = store.counts(conn)[1] if dims else 0
@@ -128,7 +129,7 @@ class VectorMatrix:
             for delta in pending:
                 self._apply(delta)
 
-    def apply(self, delta: store.VectorDelta) -> None:
+    def apply(self, delta: VectorDelta) -> None:
         """Follow one committed change of the index (ignored unless it starts from this copy's version)."""
         with self._lock:
             if self._pending is not None:
@@ -136,7 +137,7 @@ class VectorMatrix:
             else:
                 self._apply(delta)
 
-    def _apply(self, delta: store.VectorDelta) -> None:
+    def _apply(self, delta: VectorDelta) -> None:
         if not self._loaded or delta.before != self._version:
             return
         added: list[tuple[int, Sequence[float]]] = []
@@ -202,12 +203,12 @@ class VectorMatrix:
                 sims, ids = self._similarities(q / norm, None)[rows], self._ids[rows]
             else:
                 sims, ids = self._similarities(q / norm, rows), self._ids[rows]
-            return _nearest_chunks(sims, ids // store.VECTOR_PARTS, k)
+            return _nearest_chunks(sims, ids // VECTOR_PARTS, k)
 
     def _rows_of(self, chunk_ids: Collection[int]) -> np.ndarray:
         """The rows holding these chunks' parts, in row order (chunks without a vector have none)."""
         wanted = np.fromiter(chunk_ids, np.int64, len(chunk_ids))
-        return np.flatnonzero(np.isin(self._ids[: self._size] // store.VECTOR_PARTS, wanted))
+        return np.flatnonzero(np.isin(self._ids[: self._size] // VECTOR_PARTS, wanted))
 
     def _similarities(self, unit: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         """Cosine similarity of the unit vector ``unit`` to every row, or to ``rows`` only, in that order."""
@@ -227,7 +228,7 @@ def _nearest_chunks(sims: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[
     """The ``k`` chunks with the most similar rows, at their best row's cosine distance."""
     found: dict[int, float] = {}
     # A chunk has at most VECTOR_PARTS rows, so that many times k rows hold k distinct chunks.
-    take = min(len(sims), k * store.VECTOR_PARTS)
+    take = min(len(sims), k * VECTOR_PARTS)
     if take == 0 or k < 1:
         return []
     top = np.argpartition(-sims, take - 1)[:take]

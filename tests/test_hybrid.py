@@ -12,7 +12,7 @@ import anyio
 import pytest
 from helpers import TEST_MODEL, eventually, needs_shared
 
-from memdex.memory_core import MemoryEngine, db, load_settings, store
+from memdex.memory_core import MemoryEngine, db, load_settings, records, store
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
 
@@ -265,7 +265,7 @@ async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
 def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Path) -> None:
     """Pruning keeps the entries used most recently, not the ones written most recently."""
     conn = store.open_index(tmp_path / "cache.sqlite")
-    key = store.CacheKey("local", "m", "f")
+    key = records.CacheKey("local", "m", "f")
     try:
         for name in ("a", "b", "c", "d"):
             store.cache_vectors(conn, key, {name: [1.0, 0.0]})

@@ -14,7 +14,7 @@ from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.config import QuerySettings
 from memdex.memory_core.fts import bm25_idf, match_expression, query_terms
 from memdex.memory_core.ranking import rank_keyword
-from memdex.memory_core.store import FileState
+from memdex.memory_core.records import FileState
 from memdex.memory_core.textutil import sha256_hex
 
 
@@ -76,7 +76,7 @@ def test_term_weights_count_each_terms_chunks(matches: Any) -> None:
     """One count per term serves both the search and the weights (no second round of counts)."""
     conn, statements = matches
     statements.clear()
-    rows, weights = term_stats.keyword_candidates(conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
+    rows, weights = term_stats.keyword_candidates(store, conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
     assert len(rows) == 10 and sum("count(*)" in s for s in statements) == 4
     assert weights.weights[0] < weights.weights[1] < weights.weights[2]  # in 60, 20 and 4 chunks
     assert weights.weights[3] == 0.0
@@ -87,7 +87,7 @@ def test_a_tiny_memory_still_gets_meaningful_keyword_scores(tmp_path: Path) -> N
     """Two chunks: FTS5 floors every IDF, so BM25 is ~0; coverage weighted by rarity still scores them."""
     conn = _index(tmp_path / "tiny.sqlite", ["Lukas owns the backup job", "backup notes"])
     terms = query_terms("who owns the backups?")
-    rows, weights = term_stats.keyword_candidates(conn, terms, 10, 2)
+    rows, weights = term_stats.keyword_candidates(store, conn, terms, 10, 2)
     assert all(row.rank > -1e-5 for row in rows)
     hits = rank_keyword(rows, weights, 5, QuerySettings(), dt.date(2026, 1, 1))
     assert [h.row.start_line for h in hits] == [1, 2]

@@ -86,7 +86,7 @@ def test_every_prompt_file_is_used() -> None:
 # memory_core's modules from the bottom up: each may import only modules listed before it.
 LAYERS = [
     "limits", "errors", "textutil", "config", "models", "chunking", "fts", "named_files", "transcripts", "workspace", "filters",
-    "db", "swap", "store", "term_stats", "vector_matrix", "indexer", "reader", "appender", "ranking", "snippets",
+    "records", "backend", "db", "swap", "store", "term_stats", "vector_matrix", "indexer", "reader", "appender", "ranking", "snippets",
     "embeddings.base", "embeddings.local", "embeddings.remote", "embeddings.factory", "rerank",
     "index_db", "embedder", "changes", "syncer", "searcher", "watcher", "engine",
 ]
@@ -140,3 +140,12 @@ def test_tests_skipped_for_want_of_shared_say_so_and_how_to_get_it() -> None:
             assert not re.search(r'/\s*"shared"', path.read_text(encoding="utf-8")), f"{path.name}: use helpers.needs_shared"
     development = (ROOT / "README.md").read_text(encoding="utf-8").split("## Development", 1)[1]
     assert "../shared" in development and "skip" in development
+
+
+def test_shared_parts_reach_the_database_only_through_the_backend_seam() -> None:
+    """The syncer, embedder, indexer and searcher serve every store: they use ``index.ops`` (backend.StoreOps)
+    and the owner (backend.IndexOwner), never SQLite's modules."""
+    sqlite_only = {"store", "db", "swap", "index_db", "vector_matrix"}
+    for name in ("indexer", "term_stats", "embedder", "syncer", "searcher", "ranking", "snippets"):
+        imported = _local_imports(ROOT / "memory_core" / f"{name}.py")
+        assert not imported & sqlite_only, f"{name} imports {sorted(imported & sqlite_only)}"

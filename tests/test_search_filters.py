@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memdex.memory_core import db, store
+from memdex.memory_core import db, records, store
 from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.errors import InputError
 from memdex.memory_core.filters import SearchFilter, log_date
 from memdex.memory_core.index_db import IndexDatabase
-from memdex.memory_core.store import FileState, VectorDelta
+from memdex.memory_core.records import ChunkRow, FileState, VectorDelta
 from memdex.memory_core.textutil import sha256_hex
 from memdex.memory_core.vector_matrix import VectorMatrix
 
@@ -270,7 +270,7 @@ async def _vector_index(path: Path) -> IndexDatabase:
     return index
 
 
-def _exact(rows: list[store.ChunkRow], allowed: Any) -> list[str]:
+def _exact(rows: list[ChunkRow], allowed: Any) -> list[str]:
     """The texts of the LIMIT allowed rows nearest to QUERY, by their true angle."""
     return [row.text for row in sorted(rows, key=lambda row: row.rank) if allowed(row.path)][:LIMIT]
 
@@ -285,7 +285,7 @@ async def test_a_filtered_vector_search_fills_the_limit_beyond_the_unfiltered_to
     index = await _vector_index(tmp_path / "idx.sqlite")
     try:
         if in_ram:
-            await index.load_matrix()
+            await index.load_vectors()
         unfiltered, from_ram = await index.nearest(QUERY, LIMIT)
         assert {row.path for row in unfiltered} == {"memory/projects/hot.md"} and from_ram is in_ram
         everything = await index.read(store.vector_search, QUERY, 1000)
@@ -306,7 +306,7 @@ def test_the_ram_copy_searches_only_the_allowed_ids(conn: Any) -> None:
     _put(conn, "memory/a.md", [f"c{i}" for i in range(300)], vectors=vectors.tolist())
     matrix = VectorMatrix()
     matrix.load(conn)
-    version = store.read_meta(conn, store.VECTORS_VERSION)
+    version = store.read_meta(conn, records.VECTORS_VERSION)
     ids = np.array(store.chunk_ids(conn, SearchFilter.parse(path_prefix="memory")))
     query = rng.standard_normal(DIMS)
     cosine = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))

@@ -10,8 +10,8 @@ import pytest
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import InputError
 from memdex.memory_core.ranking import Ranked
+from memdex.memory_core.records import ChunkRow
 from memdex.memory_core.snippets import LineScorer, best_window, fit, to_hit
-from memdex.memory_core.store import ChunkRow
 
 FILLER = "- **Mel**: we talked about the weather and the week ahead, nothing much happened"
 

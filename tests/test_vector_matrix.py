@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memdex.memory_core import db, store
+from memdex.memory_core import db, records, store
 from memdex.memory_core.chunking import Chunk
-from memdex.memory_core.store import FileState, VectorDelta
+from memdex.memory_core.records import FileState, VectorDelta
 from memdex.memory_core.textutil import sha256_hex
 from memdex.memory_core.vector_matrix import VectorMatrix
 
@@ -57,7 +57,7 @@ def conn(tmp_path: Path) -> Any:
 
 
 def _version(conn: Any) -> str:
-    return store.read_meta(conn, store.VECTORS_VERSION)  # type: ignore[no-any-return]
+    return store.read_meta(conn, records.VECTORS_VERSION)  # type: ignore[no-any-return]
 
 
 def _exact(conn: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -96,7 +96,7 @@ async def test_a_chunk_scores_by_its_best_window(
         assert await engine.index.read(store.counts) == (1, 1)
         parts = await _vector_rows(engine)
         if ram:
-            await engine.index.load_matrix()
+            await engine.index.load_vectors()
         else:
             monkeypatch.setattr(engine.index.matrix, "search", lambda *args: None)
         windowed = await _vector_score(engine)
@@ -108,7 +108,7 @@ async def test_every_window_goes_with_its_chunk(make_engine: MakeEngine, write: 
     path = write("MEMORY.md", _note())
     async with make_engine(provider_factory=HashFactory(), embedding={"window_tokens": 48}) as engine:
         await engine.sync()
-        await engine.index.load_matrix()
+        await engine.index.load_vectors()
         chunks = (await engine.index.read(store.counts))[1]
         rows = await _vector_rows(engine)
         assert rows > chunks and engine.index.matrix.rows == rows
