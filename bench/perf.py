@@ -97,6 +97,7 @@ class Config:
     watch_files: int = 1_000
     debounce_ms: int | None = None  # None: the configured default
     seed: int = 0
+    window_tokens: int = 0  # embedding.window_tokens of the search and rss stores
     model: Path = DEFAULT_MODEL
     cache_dir: Path = DEFAULT_CACHE
     work: Path = Path(".")
@@ -132,7 +133,7 @@ class Bench:
         return cached_workspace(self.cfg.cache_dir, self.cfg.files, self.cfg.seed)
 
     def settings(self, workspace: Path, index: Path, provider: str = "none", **overrides: Any) -> Settings:
-        return bench_settings(workspace, index, provider, self.cfg.model, **overrides)
+        return bench_settings(workspace, index, provider, self.cfg.model, self.cfg.window_tokens, **overrides)
 
     async def provider(self) -> LocalProvider:
         """The real local model, loaded once (the load is timed and reported by ``embed``)."""
@@ -249,7 +250,7 @@ class Bench:
         print(f"  query embedding: p50 {metrics[0].value:.1f} ms, p95 {metrics[0].detail['p95_ms']:.1f} ms")
         for chunks, target in ((max(100, cfg.chunks // 10), 10.0), (cfg.chunks, 30.0)):
             started = time.perf_counter()
-            built, build_s = await cached_store(cfg.cache_dir, chunks, cfg.seed, cfg.model)
+            built, build_s = await cached_store(cfg.cache_dir, chunks, cfg.seed, cfg.model, cfg.window_tokens)
             how = f"built in {build_s:.0f}s" if build_s is not None else "from cache"
             took = time.perf_counter() - started
             print(f"  store: {built.chunks:,} chunks in {built.files:,} files ({how}, {took:.1f}s)")
@@ -374,10 +375,11 @@ class Bench:
     async def rss(self) -> list[Metric]:
         """Peak RSS of a fresh process: local model loaded, ``--chunks`` store open, searches run."""
         cfg = self.cfg
-        built, _ = await cached_store(cfg.cache_dir, cfg.chunks, cfg.seed, cfg.model)
+        built, _ = await cached_store(cfg.cache_dir, cfg.chunks, cfg.seed, cfg.model, cfg.window_tokens)
         searches = min(RSS_SEARCHES, cfg.queries)
         cmd = [sys.executable, str(Path(__file__).resolve()), "--rss-worker", str(built.workspace), str(built.index),
-               "--model", str(cfg.model), "--files", str(cfg.files), "--queries", str(searches)]  # fmt: skip
+               "--model", str(cfg.model), "--files", str(cfg.files), "--queries", str(searches),
+               "--window-tokens", str(cfg.window_tokens)]  # fmt: skip
         proc = await anyio.run_process(cmd, check=True)
         result = json.loads(proc.stdout.decode().strip().splitlines()[-1])
         print("  " + ", ".join(f"{k} {v}" for k, v in result.items()))
@@ -469,10 +471,12 @@ async def _first_answer(workspace: Path, index: Path, provider: str, model: Path
 # The RSS worker (a fresh process) -----------------------------------------------------------------
 
 
-async def _rss_worker(workspace: Path, index: Path, model: Path, files: int, searches: int) -> dict[str, Any]:
+async def _rss_worker(
+    workspace: Path, index: Path, model: Path, files: int, searches: int, window_tokens: int
+) -> dict[str, Any]:
     phases = {"start_mb": rss_mb()}
     queries = workspace_gen.sample_queries(files, searches)
-    settings = bench_settings(workspace, index, "local", model)
+    settings = bench_settings(workspace, index, "local", model, window_tokens)
     factory = synthetic_documents()  # document vectors stay synthetic; queries use the real model
     async with MemoryEngine(settings, background_sync=False, provider_factory=factory) as engine:
         await engine.sync()
@@ -521,6 +525,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--watch-files", type=int, default=Config.watch_files, help="workspace size for watch")
     parser.add_argument("--debounce-ms", type=int, help="watch.debounce_ms (default: memdex's default)")
     parser.add_argument("--seed", type=int, default=Config.seed)
+    parser.add_argument("--window-tokens", type=int, default=Config.window_tokens, metavar="N",
+                        help="embedding.window_tokens of the search and rss stores (their caches are kept apart)")
     parser.add_argument("--model", type=Path, default=Config.model, help="GGUF embedding model")
     parser.add_argument("--cache-dir", type=Path, default=Config.cache_dir, help="cached workspaces and stores")
     parser.add_argument("--only", help=f"comma-separated sections ({','.join(SECTIONS)}); default all")
@@ -541,13 +547,13 @@ def main(argv: list[str] | None = None) -> int:
         isolate_environment(Path(tmp))
         if args.rss_worker:
             workspace, index = args.rss_worker
-            result = anyio.run(_rss_worker, workspace, index, args.model, args.files, args.queries)
+            result = anyio.run(_rss_worker, workspace, index, args.model, args.files, args.queries, args.window_tokens)
             print(json.dumps(result))
             return 0
         cfg = Config(
             files=args.files, chunks=args.chunks, runs=args.runs, queries=args.queries,
             embed_chunks=args.embed_chunks, watch_files=args.watch_files, debounce_ms=args.debounce_ms,
-            seed=args.seed, model=args.model.resolve(), cache_dir=args.cache_dir.resolve(), work=Path(tmp),
+            seed=args.seed, window_tokens=args.window_tokens, model=args.model.resolve(), cache_dir=args.cache_dir.resolve(), work=Path(tmp),
             tiny=args.tiny,
         )  # fmt: skip
         if args.tiny:

@@ -126,9 +126,12 @@ def isolate_environment(state_dir: Path) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"  # everything is local; never wait on the network
 
 
-def bench_settings(workspace: Path, index: Path, provider: str, model: Path, **overrides: Any) -> Settings:
-    """Settings for one benchmark engine: this workspace and index, this embedding provider."""
-    embedding: dict[str, Any] = {"provider": provider, "local": {"model": str(model)}}
+def bench_settings(
+    workspace: Path, index: Path, provider: str, model: Path, window_tokens: int = 0, **overrides: Any
+) -> Settings:
+    """Settings for one benchmark engine: this workspace and index, this embedding provider (and
+    embedding.window_tokens)."""
+    embedding: dict[str, Any] = {"provider": provider, "local": {"model": str(model)}, "window_tokens": window_tokens}
     return load_settings(workspace=workspace, index_path=index, embedding=embedding, **overrides)
 
 
@@ -230,21 +233,24 @@ class Store:
     chunks: int
 
 
-async def cached_store(cache_dir: Path, chunks: int, seed: int, model: Path) -> tuple[Store, float | None]:
-    """A workspace of about ``chunks`` chunks, indexed with synthetic vectors of the model's size.
+async def cached_store(
+    cache_dir: Path, chunks: int, seed: int, model: Path, window_tokens: int = 0
+) -> tuple[Store, float | None]:
+    """A workspace of about ``chunks`` chunks, indexed with synthetic vectors of the model's size
+    (one per part with ``window_tokens``).
 
     Built once (the seconds it took are returned; None when it came from the cache). The vectors
     go through the engine's own write path, so the index looks like a real one, embedding cache
     included; only the numbers in the vectors are random.
     """
-    root = _cache_entry(cache_dir, f"store-{chunks}c-s{seed}")
+    root = _cache_entry(cache_dir, f"store-{chunks}c-s{seed}" + (f"-w{window_tokens}" if window_tokens else ""))
     workspace, index, marker = root / "workspace", root / "index.sqlite", root / "store.json"
     if marker.exists():
         info = json.loads(marker.read_text())
         return Store(workspace, index, info["files"], info["chunks"]), None
     shutil.rmtree(root, ignore_errors=True)
     generated = workspace_gen.write_workspace(workspace, chunks=chunks, seed=seed)
-    settings = bench_settings(workspace, index, "local", model)
+    settings = bench_settings(workspace, index, "local", model, window_tokens)
     async with MemoryEngine(settings, background_sync=False, provider_factory=synthetic_documents()) as engine:
         report = await engine.sync()
         status = await engine.status()
