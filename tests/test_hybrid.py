@@ -380,7 +380,9 @@ async def test_keyword_search_finds_new_files_while_their_vectors_are_still_bein
 
             await eventually(found, "the ID is searchable before any vector exists")
             answer = await engine.search("YN0028")
-            assert answer.mode == "keyword"  # no vector exists yet
+            # No vector exists yet: keyword hits only (the mode may already say hybrid once the sync has
+            # moved on to embedding, which the held model keeps from finishing).
+            assert answer.results and all(hit.vector_score is None for hit in answer.results)
             release.set()
         answer = await engine.search("that database thing we picked", min_score=0.0)
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
