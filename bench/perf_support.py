@@ -18,7 +18,7 @@ import resource
 import shutil
 import statistics
 import subprocess
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -323,3 +323,24 @@ def rss_mb() -> float:
 def peak_rss_mb() -> float:
     """This process's peak resident set so far, in MB (``ru_maxrss``)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@contextlib.contextmanager
+def local_postgres(folder: Path) -> Iterator[str]:
+    """A PostgreSQL 16 + pgvector (the pgserver package, a dev dependency) with its data in ``folder``,
+    kept between runs so cached indexes stay; yields the URL of its ``postgres`` database and stops the
+    server afterwards."""
+    import warnings
+
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        folder.mkdir(parents=True, exist_ok=True)
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+    try:
+        yield str(server.get_uri("postgres"))
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server.cleanup()

@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python bench/quality.py DATASET [--mode keyword|vector|hybrid|rrf|hybrid:V/T|all ...]
         [--model PATH.gguf] [--threads 1] [--mmr] [--decay] [--eval-dir ../shared/eval] [--cache-dir bench/.cache]
         [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80] [--window-tokens N]
+        [--store sqlite|postgres] [--pg-url URL]
         [--provider local|openai] [--openai-base-url URL] [--openai-model NAME] [--openai-dimensions N]
 
     DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
@@ -59,6 +60,7 @@ workspaces and indexes live in ``bench/.cache`` (gitignored) and are reused on t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -80,7 +82,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.perf_support import wait_until
+from bench.perf_support import local_postgres, wait_until
 from memdex.memory_core.config import Settings, load_settings
 from memdex.memory_core.engine import MemoryEngine
 from memdex.memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
@@ -702,6 +704,7 @@ class RunConfig:
     mmr: bool = False
     decay: bool = False
     threads: int = 1  # llama.cpp threads; results are identical for any count, only speed differs
+    pg_url: str | None = None  # index into this PostgreSQL database instead of SQLite files
 
     def index_name(self, mode: Mode) -> str:
         """One index per chunking and embedding setup; every embedding mode of a model shares one."""
@@ -732,10 +735,15 @@ class RunConfig:
             else:
                 embedding["openai"] = {"base_url": self.openai_base_url, "model": self.openai_model,
                                        "dimensions": self.openai_dimensions}  # fmt: skip
+        store: dict[str, Any] = {"backend": "sqlite"}
+        if self.pg_url is not None:  # one memory per workspace and index setup, as the SQLite files are
+            memory = f"{base.relative_to(self.cache_dir).as_posix()}/{self.index_name(mode).removesuffix('.sqlite')}"
+            store = {"backend": "postgres", "postgres": {"url": self.pg_url, "memory": memory[-128:].lstrip("/-_.")}}
         return load_settings(
             workspace=root,
             extra_paths=list(extra_paths),
             index_path=base / self.index_name(mode),
+            store=store,
             chunking={"tokens": self.chunk_tokens, "overlap": self.chunk_overlap},
             embedding=embedding,
             query={**mode.query, "mmr": self.mmr, "temporal_decay": self.decay},
@@ -805,7 +813,7 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
             raise RuntimeError(f"{label}: embeddings are not in use ({status.note}); check --model / --provider")
         if ws.today is not None:
             engine.today = lambda: ws.today  # type: ignore[method-assign]
-        if mode.embeddings:  # measure the steady state: vector searches served from the copy in RAM
+        if mode.embeddings and config.pg_url is None:  # the steady state: vector searches from the copy in RAM
             await wait_until(engine.vectors_in_ram, 300, f"{label}: the vectors in RAM")
         expected = "hybrid" if mode.embeddings else "keyword"
 
@@ -1000,7 +1008,8 @@ def describe_search(suite: Suite, config: RunConfig, modes: Sequence[Mode]) -> l
     lines = [
         f"search: {ranking}; min_score={MIN_SCORE:g} (ranking measured, not the threshold); "
         f"mmr {'on' if config.mmr else 'off'}, temporal decay {'on' if config.decay else 'off'}",
-        f"chunks {config.chunk_tokens}/{config.chunk_overlap} tokens; metrics macro-averaged over queries",
+        f"chunks {config.chunk_tokens}/{config.chunk_overlap} tokens; metrics macro-averaged over queries; "
+        f"store {'sqlite' if config.pg_url is None else 'postgres'}",
     ]
     if any(m.embeddings for m in modes):
         if config.provider == "local":
@@ -1053,6 +1062,7 @@ def write_json(path: Path, suite: Suite, config: RunConfig, runs: Sequence[ModeR
             "chunk_tokens": config.chunk_tokens,
             "chunk_overlap": config.chunk_overlap,
             "window_tokens": config.window_tokens,
+            "store": "sqlite" if config.pg_url is None else "postgres",
             "max_results": suite.fetch,
             "scored_items": MAX_RESULTS,
             "min_score": MIN_SCORE,
@@ -1148,6 +1158,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
     common.add_argument("--chunk-overlap", type=int, default=80, help="chunk overlap in tokens (default: %(default)s)")
     common.add_argument("--window-tokens", type=int, metavar="N",
                         help="embedding.window_tokens (default: memdex's); its indexes are kept apart")  # fmt: skip
+    common.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite",
+                        help="index store (default: %(default)s); postgres: --pg-url, or a pgserver under the cache dir")  # fmt: skip
+    common.add_argument("--pg-url", help="PostgreSQL (with pgvector) for --store postgres")
     common.add_argument("--verbose", action="store_true", help="show memdex's own log messages")
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     sub = parser.add_subparsers(dest="dataset", required=True, metavar="DATASET")
@@ -1184,7 +1197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"{suite.name}: {len(suite.workspaces)} workspace(s), {suite.n_queries} queries, "
         f"modes {', '.join(m.name for m in modes)}; cache {config.cache_dir}")
     started = time.perf_counter()
-    runs = anyio.run(run_suite, suite, modes, config)
+    with contextlib.ExitStack() as stack:
+        if args.store == "postgres":
+            url = args.pg_url or stack.enter_context(local_postgres(config.cache_dir / "postgres"))
+            config = replace(config, pg_url=url)
+        runs = anyio.run(run_suite, suite, modes, config)
     seconds = time.perf_counter() - started
     print()
     print(report(suite, config, runs, seconds))

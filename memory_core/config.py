@@ -190,6 +190,45 @@ class ServerSettings(_Section):
         default_factory=list, description="browser Origins answered besides http(s)://<an allowed host>"
     )
     insecure_no_auth: bool = Field(False, description="serve a host other than loopback without auth_token")
+    stateless: bool = Field(
+        False, description="http: no per-session state, JSON answers; a load balancer may send any request anywhere"
+    )
+
+
+class PostgresSettings(_Section):
+    """A PostgreSQL database with pgvector, shared by every host that serves the same memory."""
+
+    url: SecretStr | None = Field(
+        None, description="postgresql://user:password@host:5432/dbname (libpq URL; env MEMDEX_STORE__POSTGRES__URL)"
+    )
+    memory: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$",
+        description="this memory's name in the database; unset = 'default', or each agent's name",
+    )
+    pool_size: int = Field(4, ge=1, le=64, description="read connections this process keeps open")
+    exact_scan_rows: int = Field(
+        20_000, ge=0, description="vector searches scan exactly below this many chunks, above it use HNSW"
+    )
+    ef_search: int = Field(100, ge=10, le=1000, description="HNSW candidates per search (at least the rows wanted)")
+    replica: bool = Field(
+        False, description="serve this memory from the database alone: no files, no indexing, memory_append refused"
+    )
+
+
+class StoreSettings(_Section):
+    """Where the index lives: a SQLite file (embedded, the default) or a PostgreSQL database."""
+
+    backend: Literal["sqlite", "postgres"] = Field("sqlite", description="sqlite = one file; postgres = shared")
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+
+    @model_validator(mode="after")
+    def _url_when_postgres(self) -> StoreSettings:
+        if self.backend == "postgres" and self.postgres.url is None:
+            raise ValueError("store.backend = 'postgres' needs store.postgres.url (or MEMDEX_STORE__POSTGRES__URL)")
+        if self.backend == "sqlite" and self.postgres.replica:
+            raise ValueError("store.postgres.replica needs store.backend = 'postgres' (a replica serves a shared database)")
+        return self
 
 
 class Settings(BaseSettings):
@@ -217,6 +256,7 @@ class Settings(BaseSettings):
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     agents: list[AgentSettings] = Field(default_factory=list, description="several agents in one server")
 
     @field_validator("agents")
@@ -268,12 +308,37 @@ class Settings(BaseSettings):
             return {"default": self}
         result: dict[str, Settings] = {}
         for agent in self.agents:
-            update: dict[str, Any] = {"workspace": agent.workspace, "index_path": agent.index_path, "agents": []}
+            update: dict[str, Any] = {
+                "workspace": agent.workspace, "index_path": agent.index_path, "agents": [],
+                "store": self.store.model_copy(
+                    update={"postgres": self.store.postgres.model_copy(update={"memory": self._memory_of(agent.name)})}
+                ),
+            }
             for key in ("extra_paths", "embedding", "sessions"):
                 if (value := getattr(agent, key)) is not None:
                     update[key] = value
             result[agent.name] = self.model_copy(update=update)
         return result
+
+    def _memory_of(self, agent: str) -> str:
+        """An agent's memory name in a shared database: its name, under store.postgres.memory when set."""
+        base = self.store.postgres.memory
+        return agent if base is None else f"{base}/{agent}"
+
+    @property
+    def replica(self) -> bool:
+        """True when this process serves a memory that another host indexes (store.postgres.replica)."""
+        return self.store.backend == "postgres" and self.store.postgres.replica
+
+    @property
+    def appends(self) -> bool:
+        """True when memory_append is offered: neither read_only nor a replica."""
+        return not (self.read_only or self.replica)
+
+    @property
+    def memory_name(self) -> str:
+        """This memory's name in a shared database."""
+        return self.store.postgres.memory or "default"
 
     @property
     def workspace_dir(self) -> Path:

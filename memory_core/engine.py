@@ -2,8 +2,9 @@
 
 It wires together parts with one job each and owns their background tasks:
 
-* :class:`~.index_db.IndexDatabase` — every connection to the index, the single writer, the read
-  pool, the vectors in RAM, swaps and repairs, and the mapping of SQLite errors;
+* the index owner (:class:`~.backend.IndexOwner`: :class:`~.index_db.IndexDatabase` for a SQLite file,
+  :class:`~.pg_index.PostgresIndex` for PostgreSQL) — every connection to the index, the single writer,
+  the read pool, rebuilds and repairs, and the mapping of database errors;
 * :class:`~.embedder.Embedder` — the embedding provider's lifecycle, the cache, vector identity;
 * :class:`~.syncer.Syncer` — full and targeted syncs, vectors in the background, rebuilds;
 * :class:`~.searcher.Searcher` — argument checks, keyword and vector sides, fusion;
@@ -27,19 +28,20 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from .appender import append_entry, format_entry
+from .backend import IndexOwner
 from .changes import ChangeFeed, ChangeListener
 from .config import Settings
 from .embedder import Embedder
 from .embeddings.factory import ProviderFactory, open_provider
-from .errors import InputError, MemdexError, StoreError, as_memdex_error
+from .errors import InputError, MemdexError, PathError, StoreError, as_memdex_error
 from .filters import SearchFilter
-from .index_db import IndexDatabase
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
-from .reader import read_excerpt
+from .reader import excerpt, read_excerpt
 from .searcher import Searcher
+from .stores import index_owner
 from .syncer import ProgressCallback, Syncer, SyncReport
 from .watcher import Watcher
-from .workspace import Workspace
+from .workspace import Workspace, answer_path
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +72,7 @@ class MemoryEngine:
         )
         self.index_path = settings.index_file
         self.clock = clock
-        self.index = IndexDatabase(self.index_path)
+        self.index: IndexOwner = index_owner(settings)
         self.embedder = Embedder(settings.embedding, self.index, provider_factory)
         self.feed = ChangeFeed()
         self.syncer = Syncer(settings, self.workspace, self.index, self.embedder, self.feed, clock)
@@ -105,12 +107,15 @@ class MemoryEngine:
         await self._task_group.__aenter__()
         self._task_group.start_soon(self.feed.run)
         await self.syncer.open(self._task_group)
-        if self._background_sync:
+        self._task_group.start_soon(self.index.follow, self._changed_elsewhere)
+        if self.settings.replica:
+            self.syncer.start_provider(embed=False)  # query vectors only: the indexing host embeds the chunks
+        elif self._background_sync:
             self.syncer.request_sync()
             if self.settings.watch.enabled:
                 self.watcher = Watcher(self, self.settings.watch)
                 self._task_group.start_soon(self.watcher.run)
-        logger.info("memdex: workspace %s, index %s", self.workspace.root, self.index_path)
+        logger.info("memdex: workspace %s, index %s", self.workspace.root, self.index.location)
 
     async def _close(self) -> None:
         if self.watcher is not None:
@@ -130,12 +135,32 @@ class MemoryEngine:
     async def sync(self, *, force: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         """Bring the index in line with the files, vectors included; concurrent calls share runs."""
         self.index.require_open()
+        self._refuse_on_replica("index it")
         return await self.syncer.sync(force=force, progress=progress)
 
     async def sync_paths(self, paths: Iterable[str]) -> None:
         """Re-index these answer paths now (vectors follow in the background)."""
         self.index.require_open()
+        self._refuse_on_replica("index it")
         await self.syncer.sync_paths(paths)
+
+    def _refuse_on_replica(self, what: str) -> None:
+        if self.settings.replica:
+            raise InputError(
+                f"this memdex serves memory {self.settings.memory_name!r} as a replica (store.postgres.replica): "
+                f"only the host that holds its Markdown files may {what}; do it there"
+            )
+
+    def _changed_elsewhere(self, paths: list[str] | None) -> None:
+        """Another process changed these paths of the index (None: it switched to a rebuilt index)."""
+        if paths is not None:
+            self.feed.publish(paths)
+        elif self._task_group is not None:
+            self._task_group.start_soon(self._switched_elsewhere)
+
+    async def _switched_elsewhere(self) -> None:
+        await self.syncer.learn_identity()
+        self.feed.publish(await self.index.read(self.index.ops.file_paths))
 
     def request_sync(self) -> None:
         """Schedule a full sync in the background (a no-op when one is already queued)."""
@@ -168,6 +193,8 @@ class MemoryEngine:
 
     async def status(self) -> IndexStatus:
         self.index.require_open()
+        if self.settings.replica:
+            await self.syncer.learn_identity()  # the indexing host may have built vectors or rebuilt since
         files, chunks = await self.index.counts()
         syncer, provider = self.syncer, self.embedder.provider
         done, total = syncer.progress if syncer.state == "indexing" else (0, 0)
@@ -222,8 +249,18 @@ class MemoryEngine:
         return answer
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:
-        """Read lines of a memory file from disk (always the current truth, indexed or not)."""
+        """Read lines of a memory file from disk (always the current truth, indexed or not); a replica
+        reads the copy its store keeps of each Markdown file, as last indexed."""
         self.index.require_open()
+        if self.settings.replica:
+            rel = answer_path(path)
+            content = await self.index.read(self.index.ops.file_text, rel)
+            if content is None:
+                raise PathError(
+                    f"{path!r} is not a Markdown memory file of this replica (it reads the files as the indexing "
+                    "host stored them); use a path exactly as memory_search returned it"
+                )
+            return excerpt(rel, "memory", content, from_line, lines)
         return await _file_errors(lambda: read_excerpt(self.workspace.resolve(path), from_line, lines))
 
     # Writes -------------------------------------------------------------------------------------
@@ -239,6 +276,7 @@ class MemoryEngine:
         self.index.require_open()
         if self.settings.read_only:
             raise InputError("this memdex server is read-only; memory_append is disabled")
+        self._refuse_on_replica("append to it (nothing was written)")
         entry = format_entry(text, heading)
         if target == "daily":
             day = self.today()

@@ -43,6 +43,20 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
+def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
+    """The terms worth a keyword search on their own, or None to search them all.
+
+    FTS5's BM25 gives a term held by half the chunks or more an IDF of 1e-6, so such a term only orders
+    chunks that hold nothing rarer. When the rarer terms are held by at least ``limit`` chunks, searching
+    them alone returns the same top ``limit`` (up to ties within 1e-6) without scoring every chunk that
+    says "data"; a store then checks that the rare search did fill ``limit`` rows.
+    """
+    rare = [term for term in terms if 2 * counts[term] < total]
+    if rare and len(rare) < len(terms) and sum(counts[term] for term in rare) >= limit:
+        return rare
+    return None
+
+
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 

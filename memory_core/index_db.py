@@ -24,17 +24,18 @@ import anyio.to_thread
 
 from . import db, store, swap
 from .backend import StoreOps
+from .counts_cache import CountsCache
 from .errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
 from .filters import SearchFilter
 from .records import VECTORS_VERSION, ChunkRow, Written
 from .vector_matrix import VectorMatrix
+from .write_pause import WritePause
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 READ_CONNECTIONS = 4
-COUNTS_TTL = 2.0  # seconds the (files, chunks) counts are reused; this process's writes drop them
 LOCK_POLL = 0.25  # seconds between tries of another process's rebuild lock
 GATE_POLL = 0.005  # seconds between tries of the write gate (held by others for milliseconds)
 RESET_WAIT = 30.0  # seconds a reset waits for another process's rebuild before giving up
@@ -54,10 +55,10 @@ class IndexDatabase:
         self._writer: Any = None
         self._readers: list[tuple[int, Any]] = []  # (generation, idle read-only connection)
         self._generation = 0  # bumped when a repair may have replaced the file under the readers
-        self._counts: tuple[float, int, int] | None = None  # (monotonic time, files, chunks)
+        self._counts = CountsCache()
         self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
         self._gate_users = 0
-        self._pauser: int | None = None  # the task that holds every other writer off (writes_paused)
+        self._pause = WritePause()  # one task may hold every other writer off (writes_paused)
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -161,21 +162,20 @@ class IndexDatabase:
     @contextlib.asynccontextmanager
     async def _live_write(self) -> AsyncIterator[None]:
         """Hold the write gate shared around a write to the live index (see :meth:`writes_paused`)."""
-        if self._pauser is not None and self._pauser == anyio.get_current_task().id:
-            yield  # the task that paused every other writer
-            return
-        while self._pauser is not None:
-            await anyio.sleep(GATE_POLL)
-        async with self._gate_lock:
-            if self._gate_users == 0:
-                await self._acquire(lambda: self._gate.acquire(wait=False, shared=True), GATE_POLL)
-            self._gate_users += 1
-        try:
-            yield
-        finally:
-            self._gate_users -= 1
-            if self._gate_users == 0:
-                self._gate.release()
+        async with self._pause.writing() as pausing:
+            if pausing:  # the task that paused every other writer holds the gate already
+                yield
+                return
+            async with self._gate_lock:
+                if self._gate_users == 0:
+                    await self._acquire(lambda: self._gate.acquire(wait=False, shared=True), GATE_POLL)
+                self._gate_users += 1
+            try:
+                yield
+            finally:
+                self._gate_users -= 1
+                if self._gate_users == 0:
+                    self._gate.release()
 
     @contextlib.asynccontextmanager
     async def writes_paused(self) -> AsyncIterator[None]:
@@ -186,17 +186,8 @@ class IndexDatabase:
         task itself keeps writing. Readers are never held off.
         """
         self.require_open()
-        me = anyio.get_current_task().id
-        while self._pauser is not None:
-            await anyio.sleep(GATE_POLL)
-        self._pauser = me
-        try:
-            while self._gate_users:
-                await anyio.sleep(GATE_POLL)
-            async with self._holding(swap.WriteGate(self.path), GATE_POLL):
-                yield
-        finally:
-            self._pauser = None
+        async with self._pause.paused(), self._holding(swap.WriteGate(self.path), GATE_POLL):
+            yield
 
     # Reads and writes ---------------------------------------------------------------------------
 
@@ -219,7 +210,7 @@ class IndexDatabase:
             written = fn(target, *args)
             if target is self._writer:
                 self.matrix.apply(written.vectors)
-                self._counts = None
+                self._counts.drop()
             return written
 
         return await self.write(run, *args, conn=conn)
@@ -246,17 +237,8 @@ class IndexDatabase:
         return await self._mapped(run, self._read_limiter)
 
     async def counts(self) -> tuple[int, int]:
-        """(files, chunks), cached for a moment: counting 100k chunks takes ~2 ms, too long for every search.
-
-        Writes by this process drop the cache; another process's writes show within COUNTS_TTL seconds.
-        """
-        cached = self._counts
-        if cached is not None and time.monotonic() - cached[0] < COUNTS_TTL:
-            return cached[1], cached[2]
-        taken = time.monotonic()
-        files, chunks = await self.read(store.counts)
-        self._counts = (taken, files, chunks)
-        return files, chunks
+        """(files, chunks), cached for a moment (:class:`~.counts_cache.CountsCache`)."""
+        return await self._counts.get(lambda: self.read(store.counts))
 
     # Vectors ------------------------------------------------------------------------------------
 
@@ -294,6 +276,9 @@ class IndexDatabase:
         logger.info("vectors in RAM: %d rows, %.1f MB, loaded in %.2fs",
                     self.matrix.rows, self.matrix.nbytes / 1e6, time.monotonic() - started)  # fmt: skip
 
+    async def follow(self, changed: Callable[[list[str] | None], None]) -> None:
+        """Returns at once: another process changes the same files, which this process's watcher sees."""
+
     # Rebuilds -----------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
@@ -325,7 +310,7 @@ class IndexDatabase:
             store.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
             swap.install(shadow, live)
             self.matrix.reset()
-            self._counts = None
+            self._counts.drop()
 
         await self.write(run)
 
@@ -357,7 +342,7 @@ class IndexDatabase:
         async with self._live_write():
             await self._mapped(run, self._write_limiter)
         self.matrix.reset()
-        self._counts = None
+        self._counts.drop()
         self.damaged = False
 
     def _close_readers(self) -> None:

@@ -43,6 +43,7 @@ class Prepared:
     seen: tuple[int, int]  # (mtime_ns, size) when read; the write is skipped if the file moved on
     state: FileState  # what the index records
     chunks: list[Chunk] | None
+    text: str | None = None  # the file's content, for stores that serve hosts without the files
 
 
 def _stat(file: MemoryFile) -> tuple[int, int] | None:
@@ -110,7 +111,7 @@ def prepare(
             chunks = chunk_transcript(parse_transcript(text), tokens, overlap)
         else:
             chunks = chunk_markdown(text, tokens, overlap)
-        changes.append(Prepared(file, seen, state, chunks))
+        changes.append(Prepared(file, seen, state, chunks, text))
     return changes, vanished
 
 
@@ -160,7 +161,8 @@ def write(
             if change.chunks is None:
                 ops.touch_file(conn, change.file.rel, change.state)
                 continue
-            gone, ids = ops.replace_file(conn, change.file.rel, change.file.source, change.state, change.chunks)
+            file = change.file
+            gone, ids = ops.replace_file(conn, file.rel, file.source, change.state, change.chunks, change.text)
             delta.removed(gone)
             if vectors:
                 rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors]

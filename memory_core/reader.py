@@ -22,25 +22,35 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
 
     For a transcript the lines are JSONL lines, and the text holds the messages among them.
     """
+    _check_range(from_line, lines)
+    content = file.read_bytes().decode("utf-8", errors="replace")  # PathError if it cannot be read safely
+    return excerpt(file.rel, file.source, content, from_line, lines)
+
+
+def _check_range(from_line: int, lines: int | None) -> None:
     if from_line < 1:
         raise InputError(f"from must be 1 or more (got {from_line}); lines are numbered from 1")
     if lines is not None and lines < 1:
         raise InputError(f"lines must be 1 or more (got {lines}); omit it to read to the end")
-    content = file.read_bytes().decode("utf-8", errors="replace")  # PathError if it cannot be read safely
-    if file.source == "sessions":
+
+
+def excerpt(rel: str, source: str, content: str, from_line: int = 1, lines: int | None = None) -> Excerpt:
+    """:func:`read_excerpt` of a file's ``content`` (a store's copy, on a host without the files)."""
+    _check_range(from_line, lines)
+    if source == "sessions":
         transcript = parse_transcript(content)
         total = transcript.total_lines
     else:
         all_lines = split_lines(content)
         total = len(all_lines)
     if total == 0 and from_line == 1:
-        return Excerpt(path=file.rel, text="", from_=1, to=0, total_lines=0)
+        return Excerpt(path=rel, text="", from_=1, to=0, total_lines=0)
     if from_line > total:
-        raise InputError(f"from={from_line} is past the end of {file.rel}, which has {total} lines")
+        raise InputError(f"from={from_line} is past the end of {rel}, which has {total} lines")
     wanted = total - from_line + 1 if lines is None else min(lines, total - from_line + 1)
     last_wanted = from_line + wanted - 1
     window_end = from_line + min(wanted, MAX_READ_LINES) - 1
-    if file.source == "sessions":
+    if source == "sessions":
         numbered = lines_between(transcript, from_line, window_end)
     else:
         numbered = list(enumerate(all_lines[from_line - 1 : window_end], start=from_line))
@@ -65,5 +75,5 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
     if not out and note is None:
         note = f"lines {from_line}-{to} hold no user or assistant messages"
     return Excerpt(
-        path=file.rel, text="\n".join(out), from_=from_line, to=to, total_lines=total, next_from=next_from, note=note
+        path=rel, text="\n".join(out), from_=from_line, to=to, total_lines=total, next_from=next_from, note=note
     )

@@ -6,6 +6,7 @@ searcher, the in-RAM vectors) only ever see these types, never a store's rows.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -51,6 +52,15 @@ class CacheKey:
     provider: str
     model: str
     fingerprint: str
+
+
+def pack_vector(vector: Sequence[float]) -> bytes:
+    """A vector as float32 bytes (sqlite-vec's blob; the embedding cache's value on every store)."""
+    return struct.pack(f"{len(vector)}f", *vector)
+
+
+def unpack_vector(blob: bytes) -> list[float]:
+    return list(struct.unpack(f"{len(blob) // 4}f", blob))
 
 
 def chunk_of(row: int) -> int:

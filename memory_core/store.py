@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import struct
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from typing import Any
 from . import db, swap
 from .chunking import Chunk
 from .filters import SearchFilter
-from .fts import match_expression
+from .fts import match_expression, rare_terms
 from .records import (
     FILES_VERSION,
     VECTOR_PARTS,
@@ -30,6 +29,8 @@ from .records import (
     ChunkVectors,
     FileState,
     VectorDelta,
+    pack_vector,
+    unpack_vector,
     vector_rows,
 )
 
@@ -234,9 +235,12 @@ def _delete_chunks(conn: Any, path: str) -> list[int]:
 
 
 def replace_file(
-    conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]
+    conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
 ) -> tuple[list[int], list[int]]:
-    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids)."""
+    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids).
+
+    ``text``, the file's content, is not kept: a SQLite index lives beside the files it indexes.
+    """
     if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
         write_meta(conn, FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, path)
@@ -254,6 +258,11 @@ def replace_file(
         (path, source, state.hash, state.mtime_ns, state.size, time.time()),
     )
     return removed, ids
+
+
+def file_text(conn: Any, path: str) -> str | None:
+    """None: a SQLite index keeps no file content (memory_get reads the file itself)."""
+    return None
 
 
 def touch_file(conn: Any, path: str, state: FileState) -> None:
@@ -307,15 +316,6 @@ def stamp_vectors(conn: Any, delta: VectorDelta) -> VectorDelta:
     delta.after = secrets.token_hex(8)
     write_meta(conn, VECTORS_VERSION, delta.after)
     return delta
-
-
-def pack_vector(vector: Sequence[float]) -> bytes:
-    """A vector as sqlite-vec's float32 blob."""
-    return struct.pack(f"{len(vector)}f", *vector)
-
-
-def unpack_vector(blob: bytes) -> list[float]:
-    return list(struct.unpack(f"{len(blob) // 4}f", blob))
 
 
 def vector_dims(conn: Any) -> int | None:
@@ -506,27 +506,27 @@ def keyword_search(
     where: SearchFilter | None = None,
     counts: Mapping[str, int] | None = None,
 ) -> list[ChunkRow]:
-    """The ``limit`` best chunks by BM25 for the OR of ``terms``, leaving out terms that cannot rank.
-
-    FTS5 floors the IDF of a term found in at least half of the rows to 1e-6, so such a term only
-    orders chunks that match nothing rarer. When the rarer terms alone fill ``limit`` rows, the
-    common ones are left out of the MATCH: the same rows (up to ties within 1e-6), without scoring
-    every chunk that says "data". Counting a term's rows costs about a fifteenth of scoring them.
+    """The ``limit`` best chunks by BM25 for the OR of ``terms``, leaving out terms that cannot rank
+    (:func:`.fts.rare_terms`; counting a term's rows costs about a fifteenth of scoring them).
 
     ``where`` ranks only the chunks it allows. Term counts and BM25 are the whole index's either way;
     the shortcut is kept only when the rare terms fill ``limit`` allowed rows, else the full OR runs.
-    ``counts`` are the terms' :func:`term_rows` when the caller has them already.
+    ``counts`` are the terms' :func:`term_counts` when the caller has them already.
     """
     if not terms:
         return []
     if len(terms) > 1 and total_chunks >= 2 * limit:
-        found = counts if counts is not None else {term: term_rows(conn, term) for term in terms}
-        rare = [term for term in terms if 2 * found[term] < total_chunks]
-        if rare and len(rare) < len(terms) and sum(found[term] for term in rare) >= limit:
+        found = counts if counts is not None else term_counts(conn, terms)
+        if rare := rare_terms(terms, found, total_chunks, limit):
             rows = _ranked(conn, match_expression(rare), limit, where)
             if len(rows) == limit:
                 return rows
     return _ranked(conn, match_expression(terms), limit, where)
+
+
+def term_counts(conn: Any, terms: Sequence[str]) -> dict[str, int]:
+    """How many chunks contain each of ``terms``."""
+    return {term: term_rows(conn, term) for term in terms}
 
 
 def term_rows(conn: Any, term: str) -> int:

@@ -107,11 +107,17 @@ class Syncer:
         self._vector_lock = anyio.Lock()
         self._rebuild_lock = anyio.Lock()
         self._tg = task_group
+        await self.learn_identity()
+        task_group.start_soon(self._vector_loop)
+
+    async def learn_identity(self) -> None:
+        """Read how the index was built and when it was last synced (at open, and on a host that serves
+        an index another host builds)."""
         self.stored = await self.index.read(self.ops.read_meta, "identity")
         self.last_sync = await self.index.read(self.ops.read_meta, "last_sync")
         if self.last_sync is not None and self.stored and self.stored.get("chunks") == self.chunk_identity():
-            self.state = "ready"  # complete as of the last sync; the first sync catches up
-        task_group.start_soon(self._vector_loop)
+            if self.state == "starting":
+                self.state = "ready"  # complete as of the last sync; the first sync catches up
 
     def chunk_identity(self) -> dict[str, Any]:
         return {
@@ -146,9 +152,10 @@ class Syncer:
         self._bulk_wanted |= bulk
         self._vectors_wanted.set()
 
-    def start_provider(self) -> None:
+    def start_provider(self, *, embed: bool = True) -> None:
+        """Start the embedding provider; once it runs, embed the chunks that lack vectors (unless not ``embed``)."""
         assert self._tg is not None
-        self.embedder.start_soon(self._tg.start_soon, lambda: self.want_vectors(bulk=True))
+        self.embedder.start_soon(self._tg.start_soon, lambda: self.want_vectors(bulk=True) if embed else None)
 
     # Full sync ----------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ def keyword_candidates(
     conn: Any, terms: Sequence[str], limit: int, total_chunks: int, where: SearchFilter | None = None
 ) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 and ``terms`` weighed by rarity in the index, from one
-    FTS5 count per term (the counts serve both the search's shortcut and the weights)."""
-    counts = {term: ops.term_rows(conn, term) for term in terms}
+    count per term, in one call (the counts serve both the search's shortcut and the weights)."""
+    counts = ops.term_counts(conn, terms)
     rows = ops.keyword_search(conn, terms, limit, total_chunks, where, counts)
     return rows, weigh_terms(terms, counts, total_chunks)

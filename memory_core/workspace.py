@@ -34,6 +34,8 @@ import errno
 import functools
 import logging
 import os
+import posixpath
+import re
 import stat
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -147,6 +149,19 @@ def _refusal(rel: str, exc: OSError) -> PathError:
     if exc.errno == errno.ENOTDIR:
         return PathError(f"{rel} goes through {exc.filename}, a symlink or not a folder; symlinks are not followed")
     return PathError(f"cannot access {rel}: {exc.strerror}")
+
+
+def answer_path(raw: str) -> str:
+    """``raw`` as an answer path (``memory/2026-01-31.md``, ``../vault/x.md``), by its spelling alone: for
+    a host that serves a memory from its store and has no files to resolve it against."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise PathError("path is empty: pass a path exactly as memory_search returned it, e.g. 'MEMORY.md'")
+    if "\x00" in raw:
+        raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
+    text = raw.strip().replace("\\", "/")
+    if text.startswith("/") or re.match(r"[A-Za-z]:", text):
+        raise PathError(f"{raw!r} is an absolute path; pass a path exactly as memory_search returned it")
+    return posixpath.normpath(text)
 
 
 def check_root(root: Path) -> None:

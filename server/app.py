@@ -239,7 +239,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     ) -> Excerpt:
         return await pick(agent).read(path, from_, lines)
 
-    if not settings.read_only:
+    if settings.appends:
 
         @mcp.tool(
             name="memory_append",

@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
     serve.add_argument("--auth-token", help="require 'Authorization: Bearer TOKEN' on sse/http (or MEMDEX_AUTH_TOKEN)")
     serve.add_argument("--read-only", action="store_true", default=None, help="do not offer memory_append")
+    serve.add_argument("--stateless", action="store_true", default=None,
+                       help="http: keep no session between requests, so replicas behind a load balancer can share the load")
+    serve.add_argument("--replica", action="store_true", default=None,
+                       help="serve a PostgreSQL memory another host indexes: no files, no indexing, no appends")
 
     index = commands.add_parser("index", parents=[common], help="bring the index up to date and wait until it is complete")
     index.add_argument("--force", action="store_true", help="re-chunk every file, changed or not")
@@ -98,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Settings:
     server = {key: getattr(args, key, None)
-              for key in ("transport", "host", "port", "allowed_hosts", "insecure_no_auth")}
+              for key in ("transport", "host", "port", "allowed_hosts", "insecure_no_auth", "stateless")}
     return load_settings(
         args.config,
         workspace=args.workspace,
@@ -107,6 +111,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         read_only=getattr(args, "read_only", None),
         auth_token=getattr(args, "auth_token", None),
         server=server,
+        store={"postgres": {"replica": getattr(args, "replica", None)}},
     )
 
 
@@ -374,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("memdex.memory_core").setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))
         if args.command in _ON_A_WORKSPACE:
             for agent in _agents(settings, args.agent).values():
-                check_root(agent.workspace_dir)
+                if not agent.replica:  # a replica reads the database, never a folder
+                    check_root(agent.workspace_dir)
         code = anyio.run(_COMMANDS[args.command], settings, args)
         sys.stdout.flush()  # a reader that left early (`memdex status | head -1`) shows here, not at exit
         return code

@@ -111,7 +111,7 @@ def session_context(settings: Settings, now: dt.datetime) -> str:
         if text is not None and text.strip():
             parts.append((file.rel, label, text.strip("\n")))
     tools = "memory_search searches all of memory and memory_get reads exact lines of a file"
-    if not settings.read_only:
+    if settings.appends:
         tools += "; memory_append adds a note"
     head = [
         f"These are your memory files (memdex, workspace {workspace.root}), loaded at session start: today's and "

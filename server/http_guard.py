@@ -49,7 +49,7 @@ def check_exposure(settings: Settings) -> None:
         )
     logger.warning(
         "INSECURE: serving on %s with no auth token (--insecure-no-auth): anyone who can reach this port can "
-        "read this memory%s", host, "" if settings.read_only else " and write to it",
+        "read this memory%s", host, " and write to it" if settings.appends else "",
     )
 
 

@@ -37,7 +37,9 @@ def http_app(settings: Settings, engines: Mapping[str, MemoryEngine]) -> ASGIApp
     app: ASGIApp = (
         mcp.sse_app(transport_security=guard)
         if settings.server.transport == "sse"
-        else mcp.streamable_http_app(transport_security=guard)
+        else mcp.streamable_http_app(
+            transport_security=guard, stateless_http=settings.server.stateless, json_response=settings.server.stateless
+        )
     )
     if settings.auth_token is not None:
         app = BearerAuth(app, settings.auth_token.get_secret_value())

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
+from pg import PgServer
 
 from memdex.memory_core import MemoryEngine, load_settings
 
@@ -73,14 +74,50 @@ def index_path(tmp_path: Path) -> Path:
     return tmp_path / "idx.sqlite"
 
 
+STORES = ("sqlite", "postgres")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked ``both_stores`` run once per store: their engines use a SQLite file, then PostgreSQL
+    (a test of SQLite's own parts in such a module opts out with ``sqlite_only``)."""
+    marked = metafunc.definition.get_closest_marker("both_stores")
+    if marked and not metafunc.definition.get_closest_marker("sqlite_only") and "store_settings" in metafunc.fixturenames:
+        metafunc.parametrize("store_settings", STORES, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One real PostgreSQL 16 + pgvector for the session (tests/pg.py)."""
+    server = PgServer()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def make_engine(workspace: Path, index_path: Path) -> Callable[..., MemoryEngine]:
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A fresh, empty database of the session's PostgreSQL, dropped after the test."""
+    with pg_server.database() as url:
+        yield url
+
+
+@pytest.fixture
+def store_settings(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The ``store`` settings of engines made by ``make_engine``: SQLite unless parametrised (``both_stores``)."""
+    backend = getattr(request, "param", "sqlite")
+    if backend == "sqlite":
+        return {"backend": "sqlite"}
+    return {"backend": "postgres", "postgres": {"url": request.getfixturevalue("pg_url")}}
+
+
+@pytest.fixture
+def make_engine(workspace: Path, index_path: Path, store_settings: dict[str, Any]) -> Callable[..., MemoryEngine]:
     """Build a MemoryEngine over ``workspace`` (no background sync); keyword overrides go to load_settings,
-    ``provider_factory`` and ``clock`` to the engine."""
+    ``provider_factory`` and ``clock`` to the engine. The store is ``store_settings``'."""
 
     def make(*, background_sync: bool = False, provider_factory: Any = None, clock: Any = None, **overrides: Any) -> MemoryEngine:
         overrides.setdefault("workspace", workspace)
         overrides.setdefault("index_path", index_path)
+        overrides.setdefault("store", store_settings)
         overrides.setdefault("timezone", "UTC")
         seams = {k: v for k, v in {"provider_factory": provider_factory, "clock": clock}.items() if v is not None}
         return MemoryEngine(load_settings(**overrides), background_sync=background_sync, **seams)

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -86,3 +87,38 @@ def llama_server(model: Path, log: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         stop_process(process)
+
+
+@contextlib.contextmanager
+def writes_held(engine: Any) -> Iterator[Callable[[], None]]:
+    """Another writer holds ``engine``'s index, as another process would: a SQLite ``BEGIN IMMEDIATE``, or
+    the memory's advisory write lock in PostgreSQL. Yields the call that lets go (also done on exit)."""
+    settings = engine.settings
+    if settings.store.backend == "postgres":
+        import psycopg
+
+        from memdex.memory_core import pg_store
+
+        conn: Any = psycopg.connect(settings.store.postgres.url.get_secret_value(), autocommit=True)
+        name = pg_store.lock_name(settings.memory_name, "write")
+        conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (name,))
+        release = lambda: conn.execute("SELECT pg_advisory_unlock_all()")  # noqa: E731
+    else:
+        from memdex.memory_core import db
+
+        conn = db.connect(settings.index_file)
+        conn.execute("BEGIN IMMEDIATE")
+        release = lambda: conn.execute("ROLLBACK")  # noqa: E731
+    released = False
+
+    def let_go() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            release()
+
+    try:
+        yield let_go
+    finally:
+        let_go()
+        conn.close()

@@ -15,7 +15,9 @@ import pytest
 from fake_provider import HashFactory, HashProvider
 from helpers import eventually
 
-from memdex.memory_core import MemoryEngine, store
+from memdex.memory_core import MemoryEngine
+
+pytestmark = pytest.mark.both_stores
 
 MakeEngine = Callable[..., MemoryEngine]
 Write = Callable[[str, str], Path]
@@ -34,11 +36,13 @@ def notes(write: Write) -> None:
 
 
 async def _unembedded(engine: MemoryEngine) -> int:
-    return int(await engine.index.read(store.count_without_vectors))
+    return int(await engine.index.read(engine.index.ops.count_without_vectors))
 
 
 async def _cache_rows(engine: MemoryEngine) -> list[tuple[int, bytes]]:
-    return await engine.index.read(lambda c: c.execute("SELECT dims, embedding FROM embedding_cache").fetchall())
+    table = "memdex_cache" if engine.settings.store.backend == "postgres" else "embedding_cache"
+    rows = await engine.index.read(lambda c: c.execute(f"SELECT dims, embedding FROM {table}").fetchall())
+    return [(int(dims), bytes(blob)) for dims, blob in rows]
 
 
 async def test_keyword_search_works_while_the_provider_is_still_starting(notes: None, make_engine: MakeEngine) -> None:

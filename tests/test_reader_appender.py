@@ -19,6 +19,8 @@ from memdex.memory_core.reader import read_excerpt
 from memdex.memory_core.textutil import split_lines
 from memdex.memory_core.workspace import Workspace
 
+pytestmark = pytest.mark.both_stores
+
 Write = Callable[[str, str], Path]
 
 

@@ -18,6 +18,8 @@ from mcp.shared.exceptions import MCPError
 from memdex.memory_core import MemoryEngine
 from memdex.server import build_server
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture
 def notes(workspace: Path, write: Callable[[str, str], Path]) -> Path:

@@ -32,6 +32,8 @@ from memdex.memory_core.models import SearchAnswer
 from memdex.memory_core.named_files import named_files
 from memdex.server import build_server
 
+pytestmark = pytest.mark.both_stores
+
 MakeEngine = Callable[..., MemoryEngine]
 WEAK_MATCHES_TOO = {"min_share": 0.0}  # these corpora rank weak one-word matches on purpose: no abstention bar
 Write = Callable[[str, str], Path]
@@ -100,7 +102,8 @@ async def synced(engine: MemoryEngine) -> None:
     if (await engine.status()).provider is not None:  # a provider_factory serves vectors whatever the setting says
 
         async def ready() -> bool:  # in RAM too: a search answered by sqlite-vec may order ties otherwise
-            return engine.vectors_ready and await engine.vectors_in_ram()
+            scans_its_own = engine.settings.store.backend == "postgres"  # no RAM copy to wait for
+            return engine.vectors_ready and (scans_its_own or await engine.vectors_in_ram())
 
         await eventually(ready, "the vectors, in RAM")
 

@@ -17,6 +17,8 @@ from memdex.memory_core import indexer as indexer_module
 from memdex.memory_core.limits import MAX_READ_LINES as MAX_LINES
 from memdex.memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
 
+pytestmark = pytest.mark.both_stores
+
 Engine = Callable[..., MemoryEngine]
 
 

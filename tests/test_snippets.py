@@ -13,6 +13,8 @@ from memdex.memory_core.ranking import Ranked
 from memdex.memory_core.records import ChunkRow
 from memdex.memory_core.snippets import LineScorer, best_window, fit, to_hit
 
+pytestmark = pytest.mark.both_stores
+
 FILLER = "- **Mel**: we talked about the weather and the week ahead, nothing much happened"
 
 

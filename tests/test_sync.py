@@ -8,9 +8,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from helpers import writes_held
 
 from memdex.memory_core import InputError, MemoryEngine, SyncReport, db, load_settings
 from memdex.memory_core.errors import ClosedError
+
+pytestmark = pytest.mark.both_stores
 
 Write = Callable[[str, str], Path]
 MakeEngine = Callable[..., MemoryEngine]
@@ -153,8 +156,6 @@ async def test_a_sync_requested_during_another_runs_again_and_sees_files_added_m
 ) -> None:
     write("memory/early.md", "the early cormorant\n")
     async with make_engine() as engine:
-        blocker = db.connect(index_path)  # holds the write lock so the first sync stops after discovery
-        blocker.execute("BEGIN IMMEDIATE")
         reports: list[SyncReport] = []
         discovered = anyio.Event()
 
@@ -164,7 +165,7 @@ async def test_a_sync_requested_during_another_runs_again_and_sees_files_added_m
         async def run_sync(with_progress: bool = False) -> None:
             reports.append(await engine.sync(progress=progress if with_progress else None))
 
-        try:
+        with writes_held(engine) as let_go:  # the first sync stops after discovery
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run_sync, True)
                 with anyio.fail_after(3):
@@ -173,9 +174,7 @@ async def test_a_sync_requested_during_another_runs_again_and_sees_files_added_m
                 tg.start_soon(run_sync)
                 tg.start_soon(run_sync)
                 await anyio.sleep(0.05)
-                blocker.execute("ROLLBACK")
-        finally:
-            blocker.close()
+                let_go()
         assert sorted((r.files, r.changed) for r in reports) == [(1, 1), (2, 1), (2, 1)]
         assert await paths_for(engine, "cormorant") == ["memory/early.md", "memory/late.md"]
 
@@ -199,6 +198,7 @@ async def test_new_chunking_settings_reindex_every_file(make_engine: MakeEngine,
         assert (await engine.status()).chunks == small_chunks
 
 
+@pytest.mark.sqlite_only
 async def test_a_corrupt_index_file_is_rebuilt_and_search_works(
     make_engine: MakeEngine, write: Write, index_path: Path
 ) -> None:
@@ -211,6 +211,7 @@ async def test_a_corrupt_index_file_is_rebuilt_and_search_works(
     assert index_path.read_bytes()[:16] == b"SQLite format 3\x00"
 
 
+@pytest.mark.sqlite_only
 async def test_a_foreign_sqlite_database_at_the_index_path_is_replaced(
     make_engine: MakeEngine, write: Write, index_path: Path
 ) -> None:
@@ -281,9 +282,7 @@ async def test_a_search_during_indexing_answers_from_the_index_so_far(
         await engine.sync()
         write("memory/new.md", "A second note about the kestrel and the merlin.\n")
 
-        blocker = db.connect(index_path)  # another writer holds the index: the sync cannot write yet
-        blocker.execute("BEGIN IMMEDIATE")
-        try:
+        with writes_held(engine) as let_go:  # another writer holds the index: the sync cannot write yet
             async with anyio.create_task_group() as tg:
                 tg.start_soon(engine.sync)
                 with anyio.fail_after(3):
@@ -294,9 +293,7 @@ async def test_a_search_during_indexing_answers_from_the_index_so_far(
                 assert answer.warning is not None and "still being built" in answer.warning
                 assert [h.path for h in answer.results] == ["MEMORY.md"]
                 assert (await engine.search("merlin")).results == []
-                blocker.execute("ROLLBACK")
-        finally:
-            blocker.close()
+                let_go()
         assert (await engine.status()).state == "ready"
         assert await paths_for(engine, "kestrel") == ["MEMORY.md", "memory/new.md"]
         assert (await engine.search("kestrel")).warning is None

@@ -16,6 +16,8 @@ from helpers import eventually
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core import watcher as watcher_module
 
+pytestmark = pytest.mark.both_stores
+
 
 async def paths_for(engine: MemoryEngine, query: str) -> list[str]:
     return [hit.path for hit in (await engine.search(query)).results]

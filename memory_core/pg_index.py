@@ -1,0 +1,334 @@
+"""The owner of a memory's index in a PostgreSQL database (:class:`~.backend.IndexOwner`), in this process.
+
+Every call runs on a worker thread with psycopg's synchronous API. Writes go through one connection in
+this process (one writer behind a one-slot limiter); across processes and hosts, each write transaction
+takes the memory's advisory write lock, so writes to one memory happen one at a time wherever they come
+from. Reads borrow pooled connections and run in a read-only REPEATABLE READ snapshot, so a search
+sees one state of the index and never waits for a writer.
+
+A rebuild fills a new index of the memory (a *shadow*) and switches the memory's live pointer to it in
+one transaction; readers still in the old snapshot keep answering from the old index, which is then
+deleted. There is no file to damage: ``damaged`` stays False, and :meth:`repair` starts an empty index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from . import pg_store
+from .backend import StoreOps
+from .counts_cache import CountsCache
+from .errors import ClosedError, IndexBusy, StoreError
+from .filters import SearchFilter
+from .pg_store import PgConn
+from .records import ChunkRow, Written
+from .write_pause import WritePause
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT = 10  # seconds to reach the database
+POOL_WAIT = 30.0  # seconds a read waits for a pooled connection
+LOCK_POLL = 0.25  # seconds between tries of another process's rebuild lock
+RELISTEN = 5.0  # seconds before a lost change listener connects again
+_TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+
+
+def describe(url: str) -> str:
+    """The database ``url`` names, for messages: host, port and name, never the password."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured PostgreSQL database"
+    host = parts.get("host") or "localhost"
+    where = f"{host}:{parts['port']}" if parts.get("port") and not str(host).startswith("/") else str(host)
+    return f"PostgreSQL database {parts.get('dbname') or parts.get('user') or ''!s} on {where}".replace("  ", " ")
+
+
+def as_store_error(exc: psycopg.Error, where: str) -> StoreError:
+    """A database error as the memdex error a caller acts on."""
+    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.DeadlockDetected):
+        return IndexBusy(f"the {where} is busy ({exc.sqlstate}); retry")
+    if isinstance(exc, psycopg.errors.UndefinedFile | psycopg.errors.FeatureNotSupported) and "vector" in str(exc):
+        return StoreError(f"the {where} lacks pgvector: install it and run CREATE EXTENSION vector as its owner")
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return StoreError(f"the {where} refused memdex ({str(exc).strip()}); grant it CREATE on the schema, "
+                          "or have an owner run CREATE EXTENSION vector first")  # fmt: skip
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(f"cannot reach the {where}: {str(exc).strip().splitlines()[0]}")
+    return StoreError(f"the {where} failed: {str(exc).strip().splitlines()[0]}")
+
+
+class PostgresIndex:
+    """Connections to one memory in a PostgreSQL database; its operations are :mod:`.pg_store`."""
+
+    ops: StoreOps = pg_store
+
+    def __init__(self, url: str, memory: str, *, pool_size: int = 4, exact_scan_rows: int = 20_000, ef_search: int = 100) -> None:
+        self.url = url
+        self.memory = memory
+        self.damaged = False  # never set: a database is not a file to find corrupt
+        self._where = describe(url)
+        self._pool_size = pool_size
+        self._exact_scan_rows = exact_scan_rows
+        self._ef_search = ef_search
+        self._pool: ConnectionPool | None = None
+        self._writer: PgConn | None = None
+        self._counts = CountsCache()
+        self._pause = WritePause()
+
+    # Lifecycle ----------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect, bring the schema up to date and make sure the memory has a live index."""
+        self._write_limiter = anyio.CapacityLimiter(1)
+        self._read_limiter = anyio.CapacityLimiter(self._pool_size)
+
+        def connect() -> PgConn:
+            writer = PgConn(self._connect(), self.memory)
+            try:
+                pg_store.prepare(writer)
+                pg_store.follow_live(writer)
+            except BaseException:
+                writer.raw.close()
+                raise
+            pool = ConnectionPool(
+                self.url, min_size=1, max_size=self._pool_size, open=False, timeout=POOL_WAIT,
+                kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
+            )  # fmt: skip
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            self._pool = pool
+            return writer
+
+        self._writer = await self._mapped(connect)
+
+    def _connect(self) -> Any:
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+
+    async def close(self) -> None:
+        pool, writer, self._pool, self._writer = self._pool, self._writer, None, None
+        if pool is not None:
+            await anyio.to_thread.run_sync(pool.close)
+        if writer is not None:
+            writer.raw.close()
+
+    @property
+    def location(self) -> str:
+        return f"memory {self.memory!r} in the {self._where}"
+
+    @property
+    def vectors_loaded(self) -> bool:
+        return True  # the database scans its own vectors: there is nothing to load
+
+    def require_open(self) -> None:
+        if self._writer is None:
+            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
+
+    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+        """Run ``fn`` on a worker thread; database errors come back as memdex errors."""
+        try:
+            return await anyio.to_thread.run_sync(fn, limiter=limiter)
+        except psycopg.Error as exc:
+            raise as_store_error(exc, self._where) from exc
+        except PoolTimeout as exc:
+            raise IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry") from exc
+        except LookupError as exc:
+            raise StoreError(str(exc)) from exc
+
+    # Reads and writes ---------------------------------------------------------------------------
+
+    async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
+        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
+        self.require_open()
+        writer = self._writer
+        assert writer is not None
+        if conn is not None and conn is not writer:
+            return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
+
+        def run() -> T:
+            pg_store.follow_live(writer)  # another host may have switched it; transactions look again
+            return fn(writer, *args)
+
+        async with self._pause.writing():
+            return await self._mapped(run, self._write_limiter)
+
+    async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written:
+        """``write`` for the calls that change chunks and vectors (the cached counts are dropped)."""
+        written = await self.write(fn, *args, conn=conn)
+        if conn is None or conn is self._writer:
+            self._counts.drop()
+        return written
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(connection, *args)`` in one read-only snapshot of the memory's live index."""
+        self.require_open()
+        pool = self._pool
+        assert pool is not None
+
+        def run() -> T:
+            with pool.connection() as raw, raw.transaction():
+                conn = PgConn(raw, self.memory)
+                pg_store.follow_live(conn)
+                return fn(conn, *args)
+
+        return await self._mapped(run, self._read_limiter)
+
+    async def counts(self) -> tuple[int, int]:
+        """(files, chunks), cached for a moment (see :class:`~.counts_cache.CountsCache`)."""
+        return await self._counts.get(lambda: self.read(pg_store.counts))
+
+    # Vectors ------------------------------------------------------------------------------------
+
+    async def nearest(
+        self, vector: Sequence[float], k: int, where: SearchFilter | None = None
+    ) -> tuple[list[ChunkRow], bool]:
+        """The ``k`` chunks nearest to ``vector`` among those ``where`` allows: an exact scan for a
+        small memory or a filter, HNSW otherwise. True: there is no copy to load."""
+        exact = (await self.counts())[1] < self._exact_scan_rows
+        rows = await self.read(lambda conn: pg_store.vector_search(conn, vector, k, where, exact=exact, ef_search=self._ef_search))
+        return rows, True
+
+    async def vectors_in_ram(self) -> bool:
+        return False
+
+    async def load_vectors(self) -> None:
+        """Nothing to load: PostgreSQL searches its own vectors."""
+
+    async def follow(self, changed: Callable[[list[str] | None], None]) -> None:
+        """Until cancelled, pass on what other processes change in this memory, as PostgreSQL's
+        LISTEN/NOTIFY tells it (on an asynchronous connection of its own: waiting holds no thread).
+
+        This process's own writes are left out (its syncer tells of them). A lost connection is
+        reopened after a pause; changes made meanwhile are not told (searches still see them).
+        """
+        writer = self._writer
+        assert writer is not None
+        own = writer.raw.info.backend_pid
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                ) as listener:
+                    await listener.execute(f"LISTEN {pg_store.CHANGES_CHANNEL}")
+                    async for note in listener.notifies():
+                        ours, paths = pg_store.parse_announcement(note.payload, self.memory)
+                        if ours and note.pid != own:
+                            self._counts.drop()
+                            changed(paths)
+            except psycopg.Error as exc:
+                logger.warning("listening for changes in %s failed (%s); again in %.0fs", self.location, exc, RELISTEN)
+            await anyio.sleep(RELISTEN)
+
+    # Rebuilds -----------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def rebuild_lock(self) -> AsyncIterator[None]:
+        """Hold the memory's rebuild lock (one rebuild at a time, across every host) on a connection of
+        its own; while another process rebuilds, wait without holding a thread."""
+        name = pg_store.lock_name(self.memory, "rebuild")
+        raw = await self._mapped(self._connect)
+        try:
+            while not await self._mapped(lambda: bool(raw.execute(_TRY_LOCK, (name,)).fetchone()[0])):
+                await anyio.sleep(LOCK_POLL)
+            yield
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                raw.close()  # ends the session, and its lock with it
+
+    @contextlib.asynccontextmanager
+    async def shadow(self) -> AsyncIterator[Any]:
+        """A new empty index of the memory, on a connection of its own; deleted on exit unless installed.
+
+        The caller holds :meth:`rebuild_lock`, fills it through ``write(..., conn=shadow)`` and calls
+        :meth:`install`. The embedding cache is the memory's, so the shadow shares it.
+        """
+
+        def create() -> PgConn:
+            conn = PgConn(self._connect(), self.memory, fixed=True)
+            with conn.raw.transaction():
+                conn.index_id = pg_store.new_index(conn)
+            return conn
+
+        shadow = await self._mapped(create)
+        try:
+            yield shadow
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._mapped(lambda: self._drop_unless_live(shadow))
+                finally:
+                    shadow.raw.close()
+
+    @staticmethod
+    def _drop_unless_live(shadow: PgConn) -> None:
+        with shadow.raw.transaction():
+            if pg_store.live_index(shadow) != shadow.index_id:
+                pg_store.drop_index(shadow, shadow.index_id)
+
+    @contextlib.asynccontextmanager
+    async def writes_paused(self) -> AsyncIterator[None]:
+        """Hold off every other writer of the memory, in this process and on every host: the rebuild's
+        last catch-up and its install see no other change in between. Readers are never held off."""
+        self.require_open()
+        writer = self._writer
+        assert writer is not None
+        name = pg_store.lock_name(self.memory, "write")
+        async with self._pause.paused():
+            # A session lock on the writer's connection: other sessions' write transactions wait for it,
+            # while this connection's own transactions (the calling task's writes) still pass.
+            await self._mapped(lambda: writer.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (name,)), self._write_limiter)
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._mapped(lambda: writer.execute(_UNLOCK, (name,)), self._write_limiter)
+
+    async def install(self, shadow: Any) -> None:
+        """Make a complete shadow the memory's live index in one transaction, then delete the old one."""
+
+        def run(live: PgConn) -> None:
+            with pg_store.transaction(live):
+                old = pg_store.switch_to(live, shadow.index_id)
+            if old != shadow.index_id:
+                with live.raw.transaction():
+                    pg_store.drop_index(live, old)
+            pg_store.follow_live(live)
+            self._counts.drop()
+
+        await self.write(run)
+
+    async def check_integrity(self) -> bool:
+        return True  # PostgreSQL keeps its own pages sound; there is no file for memdex to check
+
+    async def repair(self) -> None:
+        """Start the memory afresh: a new empty live index (a full sync then fills it from the Markdown)."""
+
+        def run(live: PgConn) -> None:
+            with pg_store.transaction(live):
+                fresh = pg_store.new_index(live)
+                old = pg_store.switch_to(live, fresh)
+            with live.raw.transaction():
+                pg_store.drop_index(live, old)
+
+        logger.warning("%s is being rebuilt from the Markdown", self.location)
+        await self.write(run)
+        self._counts.drop()
+        self.damaged = False
+
+
+def _read_only(raw: Any) -> None:
+    """Pooled connections read in REPEATABLE READ snapshots and cannot write."""
+    raw.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    raw.read_only = True
+    raw.commit()

@@ -1,0 +1,675 @@
+"""The PostgreSQL index: schema and the synchronous operations on it (:class:`~.backend.StoreOps`).
+
+One database holds any number of memories. Every row carries the index it belongs to (``index_id``);
+``memdex_memories`` points each memory at its live index, and a rebuild fills a new index beside it and
+moves the pointer in one transaction. Each operation runs on the caller's thread with a :class:`PgConn`,
+which knows its memory and index; nothing here can name another memory's rows.
+
+Keyword ranking is FTS5's BM25, computed in SQL over a postings table whose terms come from SQLite's own
+tokenizer (:mod:`.fts_tokens`), so both stores rank alike. Vectors live in one pgvector table per
+dimension, with an HNSW cosine index; small memories are scanned exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from . import fts_tokens
+from .chunking import Chunk
+from .filters import SearchFilter, log_date
+from .fts import rare_terms
+from .records import (
+    FILES_VERSION,
+    VECTOR_PARTS,
+    VECTORS_VERSION,
+    CacheKey,
+    ChunkRow,
+    ChunkVectors,
+    FileState,
+    VectorDelta,
+    pack_vector,
+    unpack_vector,
+    vector_rows,
+)
+from .store import FTS_TOKENIZER as SQLITE_TOKENIZER
+
+SCHEMA_VERSION = 1
+FTS_TOKENIZER = SQLITE_TOKENIZER  # the same terms as the SQLite index: fts_tokens runs its tokenizer
+HNSW_MAX_DIMS = 2000  # pgvector indexes vectors of up to 2,000 dimensions; longer ones are scanned
+VECTOR_DIMS = "vector_dims"  # meta key: the dimension of this index's vectors (its vector table)
+
+# Named migrations, applied once each, in order, under a lock (several hosts may start at once).
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_memories_files_chunks_postings_cache",
+        """
+CREATE TABLE memdex_indexes (
+    id bigserial PRIMARY KEY,
+    memory text COLLATE "C" NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE memdex_memories (
+    memory text COLLATE "C" PRIMARY KEY,
+    live bigint NOT NULL REFERENCES memdex_indexes
+);
+CREATE TABLE memdex_meta (
+    index_id bigint NOT NULL REFERENCES memdex_indexes ON DELETE CASCADE,
+    key text NOT NULL,
+    value text NOT NULL,
+    PRIMARY KEY (index_id, key)
+);
+CREATE TABLE memdex_files (
+    index_id bigint NOT NULL REFERENCES memdex_indexes ON DELETE CASCADE,
+    path text COLLATE "C" NOT NULL,
+    source text NOT NULL,
+    hash text NOT NULL,
+    mtime_ns bigint NOT NULL,
+    size bigint NOT NULL,
+    indexed_at float8 NOT NULL,
+    body text,
+    PRIMARY KEY (index_id, path)
+);
+CREATE TABLE memdex_chunks (
+    id bigserial PRIMARY KEY,
+    index_id bigint NOT NULL,
+    path text COLLATE "C" NOT NULL,
+    source text NOT NULL,
+    day date,
+    start_line int NOT NULL,
+    end_line int NOT NULL,
+    hash text NOT NULL,
+    text text NOT NULL,
+    doc_len int NOT NULL
+);
+CREATE INDEX memdex_chunks_path ON memdex_chunks (index_id, path, start_line);
+CREATE INDEX memdex_chunks_day ON memdex_chunks (index_id, day) WHERE day IS NOT NULL;
+CREATE TABLE memdex_postings (
+    index_id bigint NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    chunk_id bigint NOT NULL,
+    tf int NOT NULL,
+    doc_len int NOT NULL,
+    pos int[] NOT NULL,
+    PRIMARY KEY (index_id, term, chunk_id) INCLUDE (tf, doc_len)
+);
+CREATE INDEX memdex_postings_chunk ON memdex_postings (chunk_id);
+CREATE TABLE memdex_fts_stats (
+    index_id bigint PRIMARY KEY REFERENCES memdex_indexes ON DELETE CASCADE,
+    rows bigint NOT NULL DEFAULT 0,
+    tokens bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE memdex_cache (
+    memory text COLLATE "C" NOT NULL,
+    provider text NOT NULL,
+    model text NOT NULL,
+    fingerprint text NOT NULL,
+    hash text NOT NULL,
+    dims int NOT NULL,
+    embedding bytea NOT NULL,
+    last_used float8 NOT NULL,
+    PRIMARY KEY (memory, provider, model, fingerprint, hash)
+);
+CREATE INDEX memdex_cache_last_used ON memdex_cache (memory, last_used);
+""",
+    ),
+]
+
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+
+
+@dataclass
+class PgConn:
+    """A connection and the index its operations touch.
+
+    The live writer and readers follow the memory's live index (looked up at each transaction); a
+    shadow being rebuilt is ``fixed`` to its own.
+    """
+
+    raw: Any  # psycopg.Connection
+    memory: str
+    index_id: int = 0
+    fixed: bool = False
+
+    def execute(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
+        return self.raw.execute(query, params)
+
+
+def lock_name(memory: str, purpose: str) -> str:
+    """The advisory-lock name of one of a memory's locks (``write``, ``rebuild``)."""
+    return f"memdex:{purpose}:{memory}"
+
+
+# Schema and indexes -----------------------------------------------------------------------------
+
+
+def prepare(conn: PgConn) -> None:
+    """Install pgvector and memdex's tables (the named migrations not yet applied), and give the
+    memory a live index when it has none."""
+    with conn.raw.transaction():
+        conn.execute(_LOCK, ("memdex:migrate",))
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS memdex_migrations "
+            "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM memdex_migrations")}
+        for name, script in MIGRATIONS:
+            if name not in done:
+                conn.execute(script)
+                conn.execute("INSERT INTO memdex_migrations(name) VALUES (%s)", (name,))
+        if live_index(conn) is None:
+            conn.execute("INSERT INTO memdex_memories(memory, live) VALUES (%s, %s)", (conn.memory, new_index(conn)))
+
+
+def live_index(conn: PgConn) -> int | None:
+    row = conn.execute("SELECT live FROM memdex_memories WHERE memory = %s", (conn.memory,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def follow_live(conn: PgConn) -> None:
+    """Point ``conn`` at its memory's live index (unless it is a shadow's)."""
+    if not conn.fixed:
+        live = live_index(conn)
+        if live is None:
+            raise LookupError(f"memory {conn.memory!r} is not in the database (was it dropped?)")
+        conn.index_id = live
+
+
+def new_index(conn: PgConn) -> int:
+    """A new, empty index of the memory (a first one, or a rebuild's shadow); returns its id."""
+    index_id = int(conn.execute("INSERT INTO memdex_indexes(memory) VALUES (%s) RETURNING id", (conn.memory,)).fetchone()[0])
+    conn.execute("INSERT INTO memdex_fts_stats(index_id) VALUES (%s)", (index_id,))
+    return index_id
+
+
+def switch_to(conn: PgConn, index_id: int) -> int:
+    """Make ``index_id`` the memory's live index (inside the caller's transaction); returns the old one."""
+    old = live_index(conn)
+    conn.execute("UPDATE memdex_memories SET live = %s WHERE memory = %s", (index_id, conn.memory))
+    _announce(conn, None)
+    return old if old is not None else index_id
+
+
+def drop_index(conn: PgConn, index_id: int) -> None:
+    """Delete an index that is no longer live, and every row of it."""
+    dims = _dims(conn, index_id)
+    if dims is not None:
+        conn.execute(f"DELETE FROM memdex_vectors_{dims} WHERE index_id = %s", (index_id,))
+    conn.execute("DELETE FROM memdex_postings WHERE index_id = %s", (index_id,))
+    conn.execute("DELETE FROM memdex_chunks WHERE index_id = %s", (index_id,))
+    conn.execute("DELETE FROM memdex_indexes WHERE id = %s", (index_id,))
+
+
+@contextmanager
+def transaction(conn: PgConn) -> Iterator[None]:
+    """A transaction that writes the memory: one at a time across every host (an advisory lock),
+    on the live index as it is once the lock is held."""
+    with conn.raw.transaction():
+        if not conn.fixed:
+            conn.execute(_LOCK, (lock_name(conn.memory, "write"),))
+            follow_live(conn)
+        yield
+
+
+# Meta ------------------------------------------------------------------------------------------
+
+
+def read_meta(conn: PgConn, key: str) -> Any:
+    return _meta(conn, conn.index_id, key)
+
+
+def _meta(conn: PgConn, index_id: int, key: str) -> Any:
+    row = conn.execute("SELECT value FROM memdex_meta WHERE index_id = %s AND key = %s", (index_id, key)).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def write_meta(conn: PgConn, key: str, value: Any) -> None:
+    conn.execute(
+        "INSERT INTO memdex_meta(index_id, key, value) VALUES (%s, %s, %s) "
+        "ON CONFLICT (index_id, key) DO UPDATE SET value = excluded.value",
+        (conn.index_id, key, json.dumps(value, sort_keys=True)),
+    )
+
+
+# Files and chunks ------------------------------------------------------------------------------
+
+
+def file_states(conn: PgConn) -> dict[str, FileState]:
+    rows = conn.execute("SELECT path, hash, mtime_ns, size FROM memdex_files WHERE index_id = %s", (conn.index_id,))
+    return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
+
+
+def _delete_chunks(conn: PgConn, paths: Sequence[str]) -> list[int]:
+    """Delete the chunks of ``paths`` with their postings and vectors; returns their ids."""
+    rows = conn.execute(
+        "DELETE FROM memdex_chunks WHERE index_id = %s AND path = ANY(%s) RETURNING id, doc_len",
+        (conn.index_id, list(paths)),
+    ).fetchall()
+    ids = [int(r[0]) for r in rows]
+    if ids:
+        conn.execute("DELETE FROM memdex_postings WHERE chunk_id = ANY(%s)", (ids,))
+        if (dims := _dims(conn)) is not None:
+            conn.execute(f"DELETE FROM memdex_vectors_{dims} WHERE chunk_id = ANY(%s)", (ids,))
+        _count_text(conn, -len(ids), -sum(int(r[1]) for r in rows))
+    return ids
+
+
+def _count_text(conn: PgConn, rows: int, tokens: int) -> None:
+    """Keep BM25's corpus statistics (chunks and their tokens) in step with a change."""
+    conn.execute(
+        "UPDATE memdex_fts_stats SET rows = rows + %s, tokens = tokens + %s WHERE index_id = %s",
+        (rows, tokens, conn.index_id),
+    )
+
+
+def _insert_chunks(conn: PgConn, path: str, source: str, chunks: Sequence[Chunk]) -> list[int]:
+    """Write chunks and their postings (COPY); returns their ids, in order."""
+    if not chunks:
+        return []
+    ids = [int(r[0]) for r in conn.execute("SELECT nextval('memdex_chunks_id_seq') FROM generate_series(1, %s)", (len(chunks),))]
+    texts = [chunk.text.replace("\x00", "\ufffd") for chunk in chunks]  # PostgreSQL text holds no NUL
+    tokens = fts_tokens.tokenize(texts)
+    day = log_date(path)
+    with conn.raw.cursor() as cur:
+        sql = "COPY memdex_chunks (id, index_id, path, source, day, start_line, end_line, hash, text, doc_len) FROM STDIN"
+        with cur.copy(sql) as copy:
+            for cid, chunk, text, tok in zip(ids, chunks, texts, tokens, strict=True):
+                copy.write_row((cid, conn.index_id, path, source, day, chunk.start_line, chunk.end_line, chunk.hash, text, tok.length))
+        with cur.copy("COPY memdex_postings (index_id, term, chunk_id, tf, doc_len, pos) FROM STDIN") as copy:
+            for cid, tok in zip(ids, tokens, strict=True):
+                for term, positions in tok.positions.items():
+                    copy.write_row((conn.index_id, term, cid, len(positions), tok.length, positions))
+    _count_text(conn, len(ids), sum(tok.length for tok in tokens))
+    return ids
+
+
+def replace_file(
+    conn: PgConn, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
+) -> tuple[list[int], list[int]]:
+    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids).
+
+    A Markdown file's ``text`` is kept, so that hosts without the files can answer memory_get
+    (transcripts, often large and read rarely, are not).
+    """
+    known = conn.execute("SELECT 1 FROM memdex_files WHERE index_id = %s AND path = %s", (conn.index_id, path)).fetchone()
+    if known is None:
+        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
+    removed = _delete_chunks(conn, [path])
+    ids = _insert_chunks(conn, path, source, chunks)
+    body = text.replace("\x00", "\ufffd") if text is not None and source == "memory" else None
+    conn.execute(
+        "INSERT INTO memdex_files(index_id, path, source, hash, mtime_ns, size, indexed_at, body) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (index_id, path) DO UPDATE SET source = excluded.source, "
+        "hash = excluded.hash, mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, "
+        "body = excluded.body",
+        (conn.index_id, path, source, state.hash, state.mtime_ns, state.size, time.time(), body),
+    )
+    _announce(conn, [path])
+    return removed, ids
+
+
+def file_text(conn: PgConn, path: str) -> str | None:
+    """The content of the Markdown file at answer path ``path``, as last indexed; None when not kept."""
+    row = conn.execute("SELECT body FROM memdex_files WHERE index_id = %s AND path = %s", (conn.index_id, path)).fetchone()
+    return None if row is None else row[0]
+
+
+CHANGES_CHANNEL = "memdex_changes"
+
+
+def _announce(conn: PgConn, paths: Sequence[str] | None) -> None:
+    """Tell every listening host that these paths of the live index changed (None: all of them), when
+    the transaction commits. A shadow's writes are not live yet and are not announced."""
+    if not conn.fixed:
+        payload = json.dumps({"memory": conn.memory, "paths": None if paths is None else list(paths)})
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, payload))
+
+
+def parse_announcement(payload: str, memory: str) -> tuple[bool, list[str] | None]:
+    """(whether ``payload`` is about ``memory``, its changed paths or None for all)."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return False, None
+    if not isinstance(data, dict) or data.get("memory") != memory:
+        return False, None
+    paths = data.get("paths")
+    return True, [str(p) for p in paths] if isinstance(paths, list) else None
+
+
+def touch_file(conn: PgConn, path: str, state: FileState) -> None:
+    """Record a new mtime/size for a file whose content hash did not change."""
+    conn.execute(
+        "UPDATE memdex_files SET mtime_ns = %s, size = %s WHERE index_id = %s AND path = %s",
+        (state.mtime_ns, state.size, conn.index_id, path),
+    )
+
+
+def delete_files(conn: PgConn, paths: Iterable[str]) -> list[int]:
+    """Remove files and every row derived from them (inside the caller's transaction); returns the
+    ids of the chunks removed."""
+    paths = list(paths)
+    if not paths:
+        return []
+    removed = _delete_chunks(conn, paths)
+    gone = conn.execute("DELETE FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, paths))
+    if gone.rowcount:
+        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
+        _announce(conn, paths)
+    return removed
+
+
+def file_paths(conn: PgConn) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT path FROM memdex_files WHERE index_id = %s ORDER BY path", (conn.index_id,))]
+
+
+_CHUNK = "c.id, c.path, c.source, c.start_line, c.end_line, c.text"
+
+
+def chunks_of(conn: PgConn, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
+    """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
+    if not paths:
+        return []
+    condition, params = _condition(where)
+    rows = conn.execute(
+        f"SELECT {_CHUNK}, 0.0 FROM memdex_chunks c WHERE c.index_id = %s AND c.path = ANY(%s) AND {condition} "
+        "ORDER BY c.path, c.start_line LIMIT %s",
+        (conn.index_id, list(paths), *params, limit),
+    )
+    return [ChunkRow(*row) for row in rows]
+
+
+def counts(conn: PgConn) -> tuple[int, int]:
+    """(files, chunks) in the index."""
+    files = conn.execute("SELECT count(*) FROM memdex_files WHERE index_id = %s", (conn.index_id,)).fetchone()[0]
+    chunks = conn.execute("SELECT rows FROM memdex_fts_stats WHERE index_id = %s", (conn.index_id,)).fetchone()
+    return int(files), int(chunks[0]) if chunks else 0
+
+
+def _condition(where: SearchFilter | None) -> tuple[str, tuple[Any, ...]]:
+    """A filter as a condition over ``memdex_chunks c``: the day column holds each daily log's date."""
+    if where is None or where.empty:
+        return "true", ()
+    parts: list[str] = []
+    params: list[Any] = []
+    if where.path_prefix is not None:
+        prefix = where.path_prefix
+        parts.append("(c.path = %s OR (c.path >= %s AND c.path < %s))")  # '0' follows '/': the folder's range
+        params += [prefix, f"{prefix}/", f"{prefix}0"]
+    if where.after is not None or where.before is not None:
+        parts.append("c.day IS NOT NULL")
+        if where.after is not None:
+            parts.append("c.day >= %s")
+            params.append(where.after)
+        if where.before is not None:
+            parts.append("c.day <= %s")
+            params.append(where.before)
+    if where.source is not None:
+        parts.append("c.source = %s")
+        params.append(where.source)
+    return " AND ".join(parts), tuple(params)
+
+
+# Vectors ---------------------------------------------------------------------------------------
+
+
+def _dims(conn: PgConn, index_id: int | None = None) -> int | None:
+    dims = _meta(conn, conn.index_id if index_id is None else index_id, VECTOR_DIMS)
+    return None if dims is None else int(dims)
+
+
+def stamp_vectors(conn: PgConn, delta: VectorDelta) -> VectorDelta:
+    """Give the index a new vector version (inside the transaction that changed the vectors)."""
+    delta.before = read_meta(conn, VECTORS_VERSION)
+    delta.after = secrets.token_hex(8)
+    write_meta(conn, VECTORS_VERSION, delta.after)
+    return delta
+
+
+def ensure_vector_table(conn: PgConn, dims: int) -> None:
+    """Give the index ``dims``-dimensional vectors: their table (created once for every memory, with
+    its HNSW index) and, when the index had vectors of another size, none of those left."""
+    current = _dims(conn)
+    if current == dims:
+        return
+    with transaction(conn):
+        conn.execute(_LOCK, ("memdex:migrate",))
+        table = f"memdex_vectors_{int(dims)}"
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} (index_id bigint NOT NULL, chunk_id bigint NOT NULL, "
+            f"part smallint NOT NULL, embedding vector({int(dims)}) NOT NULL, PRIMARY KEY (chunk_id, part))"
+        )
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_index ON {table} (index_id)")
+        if dims <= HNSW_MAX_DIMS:
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops)")
+        if current is not None:
+            conn.execute(f"DELETE FROM memdex_vectors_{current} WHERE index_id = %s", (conn.index_id,))
+        write_meta(conn, VECTOR_DIMS, dims)
+        stamp_vectors(conn, VectorDelta())
+
+
+def vector_text(vector: Sequence[float]) -> str:
+    """A vector as pgvector's text form."""
+    return "[" + ",".join(map(repr, map(float, vector))) + "]"
+
+
+def insert_vectors(conn: PgConn, chunks: Sequence[ChunkVectors]) -> None:
+    """Store the vectors of chunks that have none (inside the caller's transaction)."""
+    dims = _dims(conn)
+    if dims is None or not chunks:
+        return
+    with conn.raw.cursor() as cur, cur.copy(f"COPY memdex_vectors_{dims} (index_id, chunk_id, part, embedding) FROM STDIN") as copy:
+        for row, vector in vector_rows(chunks):
+            copy.write_row((conn.index_id, row // VECTOR_PARTS, row % VECTOR_PARTS, vector_text(vector)))
+
+
+def _lacking(conn: PgConn) -> str:
+    """A condition over ``memdex_chunks c``: the chunk has no vector yet."""
+    dims = _dims(conn)
+    if dims is None:
+        return "true"
+    return f"NOT EXISTS (SELECT 1 FROM memdex_vectors_{dims} v WHERE v.chunk_id = c.id AND v.part = 0)"
+
+
+def chunks_without_vectors(conn: PgConn, after: int, limit: int) -> list[tuple[int, str, str]]:
+    """(id, hash, text) of chunks with an id above ``after`` that have no vector yet, in id order."""
+    rows = conn.execute(
+        f"SELECT c.id, c.hash, c.text FROM memdex_chunks c WHERE c.index_id = %s AND c.id > %s AND {_lacking(conn)} "
+        "ORDER BY c.id LIMIT %s",
+        (conn.index_id, after, limit),
+    )
+    return [(int(r[0]), r[1], r[2]) for r in rows]
+
+
+def chunks_lacking_vectors(conn: PgConn, chunks: Sequence[tuple[int, str]]) -> set[int]:
+    """The ids among ``(id, hash)`` pairs whose chunk still exists with that hash and has no vector."""
+    if not chunks:
+        return set()
+    rows = conn.execute(
+        "SELECT c.id FROM memdex_chunks c JOIN unnest(%s::bigint[], %s::text[]) AS w(id, hash) "
+        f"ON c.id = w.id AND c.hash = w.hash WHERE c.index_id = %s AND {_lacking(conn)}",
+        ([c[0] for c in chunks], [c[1] for c in chunks], conn.index_id),
+    )
+    return {int(r[0]) for r in rows}
+
+
+def count_without_vectors(conn: PgConn) -> int:
+    sql = f"SELECT count(*) FROM memdex_chunks c WHERE c.index_id = %s AND {_lacking(conn)}"
+    return int(conn.execute(sql, (conn.index_id,)).fetchone()[0])
+
+
+def vector_search(
+    conn: PgConn, vector: Sequence[float], limit: int, where: SearchFilter | None = None, *, exact: bool = True, ef_search: int = 100
+) -> list[ChunkRow]:
+    """The ``limit`` chunks nearest to ``vector`` among those ``where`` allows, each at its nearest
+    part; ``rank`` holds the cosine distance.
+
+    ``exact`` scans every vector of the index (a filtered search always does: pgvector's HNSW filters
+    after its candidate list, which would return short lists). Otherwise the HNSW index proposes
+    ``ef_search`` candidates; when they hold fewer than ``limit`` of this index's chunks (other
+    memories share the table), the exact scan answers instead. Runs inside the caller's transaction.
+    """
+    dims = _dims(conn)
+    if dims != len(vector):
+        return []
+    query = vector_text(vector)
+    table = f"memdex_vectors_{dims}"
+    filtered = where is not None and not where.empty
+    if not exact and not filtered and dims <= HNSW_MAX_DIMS:
+        k = limit * VECTOR_PARTS
+        conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(ef_search, k))}")
+        rows = conn.execute(
+            f"SELECT {_CHUNK}, v.distance FROM (SELECT DISTINCT ON (chunk_id) chunk_id, distance FROM "
+            f"(SELECT chunk_id, embedding <=> %s::vector AS distance FROM {table} WHERE index_id = %s "
+            "ORDER BY embedding <=> %s::vector LIMIT %s) n ORDER BY chunk_id, distance) v "
+            "JOIN memdex_chunks c ON c.id = v.chunk_id ORDER BY v.distance, c.id LIMIT %s",
+            (query, conn.index_id, query, k, limit),
+        ).fetchall()
+        if len(rows) == limit:
+            return [ChunkRow(*row) for row in rows]
+    condition, params = _condition(where)
+    allowed = "" if not filtered else f" AND v.chunk_id IN (SELECT c.id FROM memdex_chunks c WHERE c.index_id = %s AND {condition})"
+    rows = conn.execute(
+        f"SELECT {_CHUNK}, v.distance FROM (SELECT v.chunk_id, min(v.embedding <=> %s::vector) AS distance "
+        f"FROM {table} v WHERE v.index_id = %s{allowed} GROUP BY v.chunk_id ORDER BY 2, 1 LIMIT %s) v "
+        "JOIN memdex_chunks c ON c.id = v.chunk_id ORDER BY v.distance, c.id",
+        (query, conn.index_id, *((conn.index_id, *params) if filtered else ()), limit),
+    ).fetchall()
+    return [ChunkRow(*row) for row in rows]
+
+
+# Embedding cache (one per memory: it outlives the memory's rebuilds) ---------------------------
+
+
+def cached_vectors(conn: PgConn, key: CacheKey, hashes: Sequence[str], dims: int) -> dict[str, list[float]]:
+    """Vectors of ``dims`` dimensions cached for these chunk hashes; marks the hits as just used (LRU)."""
+    unique = list(dict.fromkeys(hashes))
+    if not unique:
+        return {}
+    where = "memory = %s AND provider = %s AND model = %s AND fingerprint = %s AND hash = ANY(%s)"
+    args = (conn.memory, key.provider, key.model, key.fingerprint, unique)
+    rows = conn.execute(f"SELECT hash, embedding FROM memdex_cache WHERE {where} AND dims = %s", (*args, dims)).fetchall()
+    if rows:
+        conn.execute(f"UPDATE memdex_cache SET last_used = %s WHERE {where}", (time.time(), *args))
+    return {r[0]: unpack_vector(bytes(r[1])) for r in rows}
+
+
+def cache_vectors(conn: PgConn, key: CacheKey, vectors: dict[str, Sequence[float]]) -> None:
+    now = time.time()
+    with conn.raw.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memdex_cache(memory, provider, model, fingerprint, hash, dims, embedding, last_used) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (memory, provider, model, fingerprint, hash) "
+            "DO UPDATE SET embedding = excluded.embedding, dims = excluded.dims, last_used = excluded.last_used",
+            [(conn.memory, key.provider, key.model, key.fingerprint, h, len(v), pack_vector(v), now) for h, v in vectors.items()],
+        )
+
+
+def prune_cache(conn: PgConn, max_entries: int) -> int:
+    """Drop the memory's least recently used cache entries beyond ``max_entries``; returns how many."""
+    excess = int(conn.execute("SELECT count(*) FROM memdex_cache WHERE memory = %s", (conn.memory,)).fetchone()[0]) - max_entries
+    if excess <= 0:
+        return 0
+    conn.execute(
+        "DELETE FROM memdex_cache WHERE memory = %s AND (provider, model, fingerprint, hash) IN "
+        "(SELECT provider, model, fingerprint, hash FROM memdex_cache WHERE memory = %s ORDER BY last_used LIMIT %s)",
+        (conn.memory, conn.memory, excess),
+    )
+    return excess
+
+
+# Keyword search: FTS5's BM25 over the postings --------------------------------------------------
+
+
+def _phrase_hits(q: int, tokens: Sequence[str], index_id: int) -> tuple[str, list[Any]]:
+    """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of the chunks holding ``tokens`` in a row.
+
+    One token reads its postings; a phrase (a term FTS5 cut in several, like ``postgres_url``) joins
+    each next token's postings at the next position.
+    """
+    if len(tokens) == 1:
+        sql = "SELECT %s AS q, chunk_id, tf, doc_len FROM memdex_postings WHERE index_id = %s AND term = %s"
+        return sql, [q, index_id, tokens[0]]
+    joins = " ".join(
+        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s "
+        f"AND p{j}.chunk_id = p0.chunk_id AND a.x + {j} = ANY(p{j}.pos)"
+        for j in range(1, len(tokens))
+    )
+    sql = (
+        "SELECT %s AS q, p0.chunk_id, count(*)::int AS tf, min(p0.doc_len) AS doc_len "
+        f"FROM memdex_postings p0 CROSS JOIN LATERAL unnest(p0.pos) AS a(x) {joins} "
+        "WHERE p0.index_id = %s AND p0.term = %s GROUP BY p0.chunk_id"
+    )
+    return sql, [q, *tokens[1:], index_id, tokens[0]]
+
+
+def _hits(conn: PgConn, terms: Sequence[str]) -> tuple[str, list[Any]]:
+    """(SQL, parameters) of every term's hits, the term numbered by its place in ``terms``."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for q, term in enumerate(terms):
+        tokens = fts_tokens.phrase(term)
+        if tokens:
+            sql, args = _phrase_hits(q, tokens, conn.index_id)
+            parts.append(sql)
+            params += args
+    return " UNION ALL ".join(parts), params
+
+
+def term_counts(conn: PgConn, terms: Sequence[str]) -> dict[str, int]:
+    """How many chunks hold each of ``terms`` (as a phrase, like FTS5), in one statement."""
+    found = dict.fromkeys(terms, 0)
+    hits, params = _hits(conn, terms)
+    if hits:
+        for q, rows in conn.execute(f"SELECT q, count(*) FROM ({hits}) h GROUP BY q", params):
+            found[terms[q]] = int(rows)
+    return found
+
+
+def keyword_search(
+    conn: PgConn,
+    terms: Sequence[str],
+    limit: int,
+    total_chunks: int,
+    where: SearchFilter | None = None,
+    counts: Mapping[str, int] | None = None,
+) -> list[ChunkRow]:
+    """The ``limit`` best chunks by FTS5's BM25 for the OR of ``terms`` (``rank`` as ``bm25()``: negative,
+    lower is better), leaving out the terms that cannot rank as the SQLite store does (:func:`.fts.rare_terms`)."""
+    if not terms:
+        return []
+    if len(terms) > 1 and total_chunks >= 2 * limit:
+        found = counts if counts is not None else term_counts(conn, terms)
+        if rare := rare_terms(terms, found, total_chunks, limit):
+            rows = _ranked(conn, rare, limit, where)
+            if len(rows) == limit:
+                return rows
+    return _ranked(conn, terms, limit, where)
+
+
+def _ranked(conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None) -> list[ChunkRow]:
+    """BM25 as FTS5 computes it (k1 = 1.2, b = 0.75, IDF floored at 1e-6, lengths in tokens), in float8,
+    ties in chunk-id order; ``where`` keeps its chunks before the limit."""
+    hits, params = _hits(conn, terms)
+    if not hits:
+        return []
+    stats = conn.execute("SELECT rows, tokens FROM memdex_fts_stats WHERE index_id = %s", (conn.index_id,)).fetchone()
+    total, avgdl = float(stats[0]), float(stats[1]) / max(float(stats[0]), 1.0)
+    condition, filters = _condition(where)
+    sql = (
+        f"WITH hits AS ({hits}), "
+        "df AS (SELECT q, count(*)::float8 AS n FROM hits GROUP BY q), "
+        "scored AS (SELECT h.chunk_id, sum(greatest(ln((%s::float8 - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
+        "* (h.tf * (1.2::float8 + 1.0::float8)) / (h.tf + 1.2::float8 * (1.0::float8 - 0.75::float8 "
+        "+ 0.75::float8 * h.doc_len / %s::float8))) AS score FROM hits h JOIN df USING (q) GROUP BY h.chunk_id) "
+        f"SELECT {_CHUNK}, -s.score FROM scored s JOIN memdex_chunks c ON c.id = s.chunk_id WHERE {condition} "
+        "ORDER BY s.score DESC, c.id LIMIT %s"
+    )
+    rows = conn.execute(sql, (*params, total, avgdl, *filters, limit)).fetchall()
+    return [ChunkRow(*row) for row in rows]

@@ -1,0 +1,215 @@
+"""The PostgreSQL store on a real PostgreSQL 16 + pgvector (pgserver): keyword ranking equal to SQLite's
+FTS5, memories that cannot see each other, migrations, rebuilds that switch in one transaction, and
+errors a user can act on."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+
+from memdex.memory_core import ConfigError, MemoryEngine, StoreError, load_settings, pg_store, store
+from memdex.memory_core.chunking import Chunk
+from memdex.memory_core.filters import SearchFilter
+from memdex.memory_core.records import FileState
+from memdex.memory_core.textutil import sha256_hex
+
+MakeEngine = Callable[..., MemoryEngine]
+Write = Callable[[str, str], Path]
+
+# Words with stems in common (porter), underscores and hyphens (phrases), digits and non-ASCII folding.
+VOCABULARY = ["backup", "backups", "backing", "deploy", "deployed", "deploys", "kafka", "grafana", "postgres_url", "e-mail", "café", "cafe", "naïve", "2026", "rollout", "migration", "migrations", "index", "indexes", "indexing", "standup", "retro", "alice", "bob", "carol", "ticket", "tickets", "YN0028", "lockfile", "lentil", "soup", "cumin", "lemon", "data", "the", "of", "and", "to", "a", "in", "is", "memory", "notes", "agent", "search", "vector"]
+FILES = ["MEMORY.md", "memory/2026-01-10.md", "memory/2026-01-12-standup.md", "notes/projects/kafka.md", "notes/misc.md"]
+
+
+def _corpus(seed: int = 7) -> dict[str, list[str]]:
+    """Chunks per file: a Zipf-like mix of the vocabulary, so some terms are in most chunks and some in few."""
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
+    rng.shuffle(weights)
+    corpus: dict[str, list[str]] = {}
+    for path in FILES:
+        corpus[path] = [" ".join(rng.choices(VOCABULARY, weights, k=rng.randint(3, 60))) for _ in range(rng.randint(8, 40))]
+    corpus["memory/2026-01-12-standup.md"].append("call the postgres url helper: POSTGRES_URL postgres url postgres_url")
+    return corpus
+
+
+def _chunks(texts: list[str]) -> list[Chunk]:
+    return [Chunk(i + 1, i + 1, text, sha256_hex(text)) for i, text in enumerate(texts)]
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[Any]:
+    """A PgConn to the live index of memory 'parity' in a fresh database."""
+    raw = psycopg.connect(pg_url, autocommit=True)
+    conn = pg_store.PgConn(raw, "parity")
+    pg_store.prepare(conn)
+    pg_store.follow_live(conn)
+    yield conn
+    raw.close()
+
+
+def _fill(ops: Any, conn: Any, corpus: dict[str, list[str]]) -> None:
+    with ops.transaction(conn):
+        for path, texts in corpus.items():
+            ops.replace_file(conn, path, "memory", FileState(path, 0, 0), _chunks(texts))
+
+
+def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFilter | None) -> list[tuple[str, int, float]]:
+    total = ops.counts(conn)[1]
+    rows = ops.keyword_search(conn, terms, limit, total, where)
+    return [(row.path, row.start_line, row.rank) for row in rows]
+
+
+def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: Any) -> None:
+    """The same chunks, the same queries: the same hits in the same order with the same bm25() values,
+    with filters and the rare-term shortcut, and the same term counts (phrases included)."""
+    corpus = _corpus()
+    lite = store.open_index(tmp_path / "idx.sqlite")
+    _fill(store, lite, corpus)
+    _fill(pg_store, pg, corpus)
+    # Replacing a file and deleting another moves the corpus statistics BM25 reads on both.
+    corpus["notes/misc.md"] = corpus["notes/misc.md"][:3]
+    for ops, conn in ((store, lite), (pg_store, pg)):
+        with ops.transaction(conn):
+            ops.replace_file(conn, "notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"]))
+            ops.delete_files(conn, ["memory/2026-01-10.md"])
+    assert store.counts(lite) == pg_store.counts(pg)
+
+    rng = random.Random(11)
+    filters = [
+        None,
+        SearchFilter(path_prefix="notes"),
+        SearchFilter(after=dt.date(2026, 1, 11)),
+        SearchFilter(before=dt.date(2026, 1, 31), path_prefix="memory"),
+        SearchFilter(source="memory"),
+        SearchFilter(source="sessions"),
+    ]
+    compared = 0
+    for _ in range(120):
+        terms = list(dict.fromkeys(t.lower() for t in rng.sample(VOCABULARY, rng.randint(1, 5))))
+        terms = [t for part in terms for t in part.replace("-", " ").split()] or ["data"]
+        if rng.random() < 0.2:
+            terms.append("postgres_url")
+        assert pg_store.term_counts(pg, terms) == store.term_counts(lite, terms)
+        for where in filters:
+            for limit in (3, 10):
+                ours, theirs = _ranking(pg_store, pg, terms, limit, where), _ranking(store, lite, terms, limit, where)
+                assert [hit[:2] for hit in ours] == [hit[:2] for hit in theirs], (terms, where, limit)
+                assert all(abs(a[2] - b[2]) < 1e-9 for a, b in zip(ours, theirs, strict=True)), (terms, where)
+                compared += bool(theirs)
+    assert compared > 500  # most searches found something to compare
+    lite.close()
+
+
+def test_a_phrase_term_matches_only_its_tokens_in_a_row(pg: Any) -> None:
+    _fill(pg_store, pg, {"MEMORY.md": ["postgres and then url", "the postgres url is set", "url postgres"]})
+    total = pg_store.counts(pg)[1]
+    assert [row.start_line for row in pg_store.keyword_search(pg, ["postgres_url"], 10, total)] == [2]
+    assert pg_store.term_counts(pg, ["postgres_url", "postgres", "nothing"]) == {"postgres_url": 1, "postgres": 3, "nothing": 0}
+
+
+async def test_memories_in_one_database_never_see_each_other(
+    pg_url: str, tmp_path: Path, write: Write, workspace: Path
+) -> None:
+    """Two memories, one database: each finds only its own notes, counts only its own files, and a rebuild
+    of one (another chunk size) leaves the other untouched."""
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    write("MEMORY.md", "The heron project belongs to team one.\n")
+    (other / "MEMORY.md").write_text("The heron project, as team two knows it.\n")
+    (other / "memory" / "2026-01-02.md").write_text("- team two met the osprey\n")
+
+    def settings(folder: Path, memory: str, tokens: int = 400) -> Any:
+        store_settings = {"backend": "postgres", "postgres": {"url": pg_url, "memory": memory}}
+        return load_settings(workspace=folder, store=store_settings, chunking={"tokens": tokens, "overlap": 8})
+
+    async with (
+        MemoryEngine(settings(workspace, "one"), background_sync=False) as one,
+        MemoryEngine(settings(other, "two"), background_sync=False) as two,
+    ):
+        await one.sync()
+        await two.sync()
+        assert [(h.path, "one" in h.snippet) for h in (await one.search("heron")).results] == [("MEMORY.md", True)]
+        assert [(h.path, "two" in h.snippet) for h in (await two.search("heron")).results] == [("MEMORY.md", True)]
+        assert (await one.search("osprey")).results == []
+        assert ((await one.status()).files, (await two.status()).files) == (1, 2)
+    async with MemoryEngine(settings(workspace, "one", tokens=64), background_sync=False) as one:
+        assert (await one.sync()).changed == 1  # a new identity: rebuilt into a new index
+    async with MemoryEngine(settings(other, "two"), background_sync=False) as two:
+        assert (await two.sync()).changed == 0
+        assert [h.path for h in (await two.search("osprey")).results] == ["memory/2026-01-02.md"]
+    with psycopg.connect(pg_url) as conn:  # the rebuilt memory's old index is gone, rows and all
+        per_memory = conn.execute("SELECT memory, count(*) FROM memdex_indexes GROUP BY memory ORDER BY 1").fetchall()
+        assert per_memory == [("one", 1), ("two", 1)]
+        live = conn.execute("SELECT array_agg(live) FROM memdex_memories").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM memdex_chunks WHERE NOT index_id = ANY(%s)", (live,)).fetchone()[0] == 0
+
+
+async def test_a_rebuild_keeps_answering_from_the_old_index_until_it_switches(
+    pg_url: str, write: Write, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a rebuild fills its shadow, searches answer from the live index; the switch is one transaction."""
+    for n in range(30):
+        write(f"memory/2026-02-{n + 1:02d}.md", f"- day {n}: the bittern survey went on\n")
+    store_settings = {"backend": "postgres", "postgres": {"url": pg_url}}
+    async with MemoryEngine(load_settings(workspace=workspace, store=store_settings), background_sync=False) as engine:
+        await engine.sync()
+    rebuilt = load_settings(workspace=workspace, store=store_settings, chunking={"tokens": 64, "overlap": 8})
+    async with MemoryEngine(rebuilt, background_sync=False) as engine:
+        answers: list[int] = []
+        real_install = engine.index.install
+
+        async def slow_install(shadow: Any) -> None:  # searches run while the shadow is full but not live
+            for _ in range(5):
+                answers.append(len((await engine.search("bittern", max_results=50)).results))
+            await real_install(shadow)
+
+        monkeypatch.setattr(engine.index, "install", slow_install)
+        assert (await engine.sync()).changed == 30
+        assert answers == [30] * 5
+        assert len((await engine.search("bittern", max_results=50)).results) == 30
+
+
+def test_migrations_apply_once_each_and_are_named(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        for memory in ("a", "b", "a"):
+            pg_store.prepare(pg_store.PgConn(raw, memory))
+        names = [row[0] for row in raw.execute("SELECT name FROM memdex_migrations ORDER BY name")]
+        assert names == [name for name, _ in pg_store.MIGRATIONS]
+        assert raw.execute("SELECT count(*) FROM memdex_memories").fetchone()[0] == 2
+
+
+async def test_two_engines_starting_at_once_on_a_new_database_both_open(pg_url: str, workspace: Path) -> None:
+    settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": pg_url}})
+    opened: list[int] = []
+
+    async def open_one() -> None:
+        async with MemoryEngine(settings, background_sync=False) as engine:
+            opened.append((await engine.status()).files)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(open_one)
+    assert opened == [0, 0, 0]
+
+
+def test_postgres_without_a_url_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="store.postgres.url"):
+        load_settings(store={"backend": "postgres"})
+
+
+async def test_an_unreachable_database_is_one_clear_error_without_the_password(workspace: Path, tmp_path: Path) -> None:
+    url = f"postgresql://memdex:s3cret-pw@/memdex?host={tmp_path}&port=1"  # no server at that socket
+    settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": url}})
+    with pytest.raises(StoreError, match="cannot reach the PostgreSQL database memdex") as caught:
+        async with MemoryEngine(settings, background_sync=False):
+            pass
+    assert "s3cret" not in str(caught.value)
+    assert "s3cret" not in repr(settings.store)
