@@ -23,6 +23,11 @@ Sections (each prints its own header, then one table at the end: metric, value, 
   answer that has results (the index fills in the background).
 * ``rss``    — peak RSS of a process with the local model loaded, searching the ``--chunks`` store
   (target ≤ 400 MB).
+* ``postgres`` — the PostgreSQL store against SQLite in the same run, on a pgserver PostgreSQL 16 kept
+  under the cache dir: keyword-only full index of ``--files`` files (ratio, target ≤ 3×), search p50 at
+  ``--chunks`` chunks with the same synthetic vectors, keyword and hybrid with the query vector
+  precomputed (ratio, target ≤ 2×), and save-to-searchable from the host that watches the files to a
+  replica (target ≤ debounce + 1 s).
 
 Times are medians of ``--runs`` runs; ratios are measured side by side within a run. ``--tiny`` runs
 every section on a tiny input in seconds (the smoke test does).
@@ -31,6 +36,7 @@ every section on a tiny input in seconds (the smoke test does).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -45,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
+import psycopg
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/perf.py` works without an install
@@ -62,6 +70,7 @@ from bench.perf_support import (
     format_table,
     fresh_index,
     isolate_environment,
+    local_postgres,
     machine_info,
     peak_rss_mb,
     percentile,
@@ -70,7 +79,7 @@ from bench.perf_support import (
     synthetic_documents,
     wait_until,
 )
-from memdex.memory_core import MemoryEngine, Settings, db, indexer, records, store
+from memdex.memory_core import MemoryEngine, Settings, db, indexer, pg_store, records, store
 from memdex.memory_core.config import LocalEmbeddingSettings, QuerySettings
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.fts import query_terms
@@ -78,7 +87,7 @@ from memdex.memory_core.limits import MAX_CANDIDATES
 from memdex.memory_core.vector_matrix import VectorMatrix
 from memdex.memory_core.workspace import Workspace
 
-SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss")
+SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss", "postgres")
 SERVE_TARGET_S = 1.5
 SERVE_QUERY = "deploy key owner"  # answered by MEMORY.md, the first file a sync indexes
 NONEMPTY_TIMEOUT_S = 60.0
@@ -337,6 +346,112 @@ class Bench:
                        debounce + 0.5, note=f"{cfg.watch_files:,} files, keyword-only",
                        detail={**summary(latencies), "debounce_s": debounce})]  # fmt: skip
 
+    # postgres -----------------------------------------------------------------------------------
+
+    async def postgres(self) -> list[Metric]:
+        """The PostgreSQL store side by side with SQLite: indexing, search, and save-to-searchable on a replica."""
+        with local_postgres(self.cfg.cache_dir / "postgres") as url:
+            return [*await self._pg_index(url), *await self._pg_search(url), *await self._pg_replica(url)]
+
+    def _pg(self, url: str, memory: str, **postgres: Any) -> dict[str, Any]:
+        return {"backend": "postgres", "postgres": {"url": url, "memory": memory, **postgres}}
+
+    async def _pg_index(self, url: str) -> list[Metric]:
+        cfg = self.cfg
+        ratios, lite_times, pg_times = [], [], []
+        for run in range(cfg.runs):
+            memory = f"perf-index-{os.getpid()}-{run}"  # a new, empty memory per run
+            timed = {}
+            for backend in ("sqlite", "postgres") if run % 2 == 0 else ("postgres", "sqlite"):
+                index = fresh_index(cfg.work / "pg-keyword.sqlite")
+                overrides = {"store": self._pg(url, memory)} if backend == "postgres" else {}
+                async with MemoryEngine(self.settings(self.workspace, index, **overrides), background_sync=False) as engine:
+                    timed[backend] = (await engine.sync()).seconds
+            lite_times.append(timed["sqlite"])
+            pg_times.append(timed["postgres"])
+            ratios.append(timed["postgres"] / timed["sqlite"])
+            print(f"  run {run + 1}/{cfg.runs}: sqlite {timed['sqlite']:.2f}s, postgres {timed['postgres']:.2f}s")
+            await _drop_memory(url, memory)
+        return [
+            Metric("postgres", f"keyword-only full index, {cfg.files:,} files, postgres / sqlite", statistics.median(ratios),
+                   "x", 3.0, note="median of per-run ratios, order alternated",
+                   detail={"sqlite": summary(lite_times), "postgres": summary(pg_times)}),
+        ]  # fmt: skip
+
+    async def _pg_search(self, url: str) -> list[Metric]:
+        cfg = self.cfg
+        provider = await self.provider()
+        queries = workspace_gen.sample_queries(cfg.files, cfg.queries, cfg.seed)
+        vectors = {q: await provider.embed_query(q) for q in queries}
+        built, _ = await cached_store(cfg.cache_dir, cfg.chunks, cfg.seed, cfg.model, cfg.window_tokens)
+        memory = f"perf-{built.index.parent.name}"  # the cached store's twin, kept with the server's data
+        factory = synthetic_documents(vectors)
+        stores = {"sqlite": {}, "postgres": {"store": self._pg(url, memory)}}
+        engines = {
+            (store, mode): MemoryEngine(
+                self.settings(built.workspace, built.index, provider, **overrides), background_sync=False,
+                provider_factory=factory,
+            )
+            for store, overrides in stores.items() for mode, provider in (("keyword", "none"), ("hybrid", "local"))
+        }  # fmt: skip
+        samples: dict[tuple[str, str], list[float]] = {key: [] for key in engines}
+        async with contextlib.AsyncExitStack() as stack:
+            for engine in engines.values():
+                await stack.enter_async_context(engine)
+            for (store, mode), engine in engines.items():
+                started = time.perf_counter()
+                await engine.sync()  # the postgres twin is built on the first run (synthetic vectors)
+                print(f"  {store} {mode}: {(await engine.status()).chunks:,} chunks ready in {time.perf_counter() - started:.1f}s")
+            await wait_until(engines["sqlite", "hybrid"].vectors_in_ram, 120, "the vectors are loaded into RAM")
+            rng = random.Random(cfg.seed)
+            for q in queries[:5]:
+                for engine in engines.values():
+                    await engine.search(q)
+            for _ in range(cfg.runs):
+                for q in rng.sample(queries, len(queries)):
+                    for key in rng.sample(list(engines), len(engines)):  # side by side, order shuffled
+                        t0 = time.perf_counter()
+                        await engines[key].search(q)
+                        samples[key].append(time.perf_counter() - t0)
+        label = f"{_count(built.chunks)} chunks"
+        metrics = []
+        for mode in ("keyword", "hybrid"):
+            lite, pg = (ms(percentile(samples[store, mode], 0.5)) for store in ("sqlite", "postgres"))
+            print(f"  {label}, {mode}: sqlite p50 {lite:.1f} ms, postgres p50 {pg:.1f} ms")
+            metrics.append(Metric("postgres", f"{mode} search p50, {label}, postgres / sqlite", pg / lite, "x",
+                                  2.0 if mode == "hybrid" else None, note="query vector precomputed",
+                                  detail={"sqlite_p50_ms": round(lite, 2), "postgres_p50_ms": round(pg, 2),
+                                          "postgres_p95_ms": round(ms(percentile(samples["postgres", mode], 0.95)), 2)}))  # fmt: skip
+        return metrics
+
+    async def _pg_replica(self, url: str) -> list[Metric]:
+        cfg = self.cfg
+        root = cfg.work / "pg-watch-ws"
+        workspace_gen.write_workspace(root, files=cfg.watch_files, seed=cfg.seed)
+        memory = f"perf-replica-{os.getpid()}"
+        overrides: dict[str, Any] = {"watch": {"debounce_ms": cfg.debounce_ms}} if cfg.debounce_ms else {}
+        primary = self.settings(root, cfg.work / "unused.sqlite", store=self._pg(url, memory), **overrides)
+        replica = self.settings(cfg.work, cfg.work / "unused.sqlite", store=self._pg(url, memory, replica=True))
+        debounce = primary.watch.debounce_ms / 1000
+        latencies = []
+        async with MemoryEngine(primary, background_sync=True) as writer, MemoryEngine(replica) as reader:
+            await wait_until(partial(_is_ready, writer), 300, "the initial sync")
+            await anyio.sleep(1.0)  # let the watchers arm
+            for run in range(max(3, cfg.runs)):
+                rel = workspace_gen.file_path(run * 7)
+                token = f"zqxreplica{run}k{random.randrange(10**6)}"
+                with (root / rel).open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n- perf marker {token}\n")
+                t0 = time.perf_counter()
+                await wait_until(partial(_finds, reader, token, rel), 10 + debounce, f"{token} on the replica")
+                latencies.append(time.perf_counter() - t0)
+                print(f"  edit {run + 1}: searchable on the replica after {ms(latencies[-1]):.0f} ms")
+                await anyio.sleep(debounce + 0.3)
+        await _drop_memory(url, memory)
+        return [Metric("postgres", f"save-to-searchable on a replica (debounce {debounce:g} s)", statistics.median(latencies),
+                       "s", debounce + 1.0, note=f"{cfg.watch_files:,} files, keyword-only; target debounce + 1 s",
+                       detail={**summary(latencies), "debounce_s": debounce})]  # fmt: skip
+
     # serve --------------------------------------------------------------------------------------
 
     async def serve(self) -> list[Metric]:
@@ -385,6 +500,21 @@ class Bench:
         print("  " + ", ".join(f"{k} {v}" for k, v in result.items()))
         return [Metric("rss", f"peak RSS, local model + {_count(built.chunks)} chunks", result["peak_mb"], "MB",
                        400.0, note=f"{result['searches']} hybrid searches with real query embeddings", detail=result)]
+
+
+async def _drop_memory(url: str, memory: str) -> None:
+    """Delete a benchmark's memory and every row of it from the database."""
+
+    def drop() -> None:
+        with psycopg.connect(url, autocommit=True) as raw:
+            conn = pg_store.PgConn(raw, memory)
+            with raw.transaction():
+                live = pg_store.live_index(conn)
+                if live is not None:
+                    raw.execute("DELETE FROM memdex_memories WHERE memory = %s", (memory,))
+                    pg_store.drop_index(conn, live)
+
+    await anyio.to_thread.run_sync(drop)
 
 
 async def _embed_then_search(engine: MemoryEngine, provider: LocalProvider, query: str) -> Any:

@@ -70,7 +70,6 @@ class MemoryEngine:
         self.workspace = Workspace(
             settings.workspace_dir, settings.extra_paths, sessions.dir if sessions.enabled else None
         )
-        self.index_path = settings.index_file
         self.clock = clock
         self.index: IndexOwner = index_owner(settings)
         self.embedder = Embedder(settings.embedding, self.index, provider_factory)

@@ -13,6 +13,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from . import db
@@ -53,7 +54,8 @@ def tokenize(texts: Sequence[str]) -> list[Tokens]:
     return [Tokens(dict(terms), sum(map(len, terms.values()))) for terms in found]
 
 
-def phrase(term: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def phrase(term: str) -> tuple[str, ...]:
     """A query term's tokens in order: FTS5 matches a quoted term as this phrase (one token, mostly)."""
     positions = tokenize([term])[0].positions
-    return [token for _, token in sorted((p, token) for token, at in positions.items() for p in at)]
+    return tuple(token for _, token in sorted((p, token) for token, at in positions.items() for p in at))

@@ -659,17 +659,18 @@ def _ranked(conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter 
     hits, params = _hits(conn, terms)
     if not hits:
         return []
-    stats = conn.execute("SELECT rows, tokens FROM memdex_fts_stats WHERE index_id = %s", (conn.index_id,)).fetchone()
-    total, avgdl = float(stats[0]), float(stats[1]) / max(float(stats[0]), 1.0)
     condition, filters = _condition(where)
     sql = (
         f"WITH hits AS ({hits}), "
+        "stats AS (SELECT rows::float8 AS n, tokens::float8 / greatest(rows, 1)::float8 AS avgdl "
+        "FROM memdex_fts_stats WHERE index_id = %s), "
         "df AS (SELECT q, count(*)::float8 AS n FROM hits GROUP BY q), "
-        "scored AS (SELECT h.chunk_id, sum(greatest(ln((%s::float8 - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
+        "scored AS (SELECT h.chunk_id, sum(greatest(ln((stats.n - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
         "* (h.tf * (1.2::float8 + 1.0::float8)) / (h.tf + 1.2::float8 * (1.0::float8 - 0.75::float8 "
-        "+ 0.75::float8 * h.doc_len / %s::float8))) AS score FROM hits h JOIN df USING (q) GROUP BY h.chunk_id) "
+        "+ 0.75::float8 * h.doc_len / stats.avgdl))) AS score FROM hits h JOIN df USING (q) CROSS JOIN stats "
+        "GROUP BY h.chunk_id) "
         f"SELECT {_CHUNK}, -s.score FROM scored s JOIN memdex_chunks c ON c.id = s.chunk_id WHERE {condition} "
         "ORDER BY s.score DESC, c.id LIMIT %s"
     )
-    rows = conn.execute(sql, (*params, total, avgdl, *filters, limit)).fetchall()
+    rows = conn.execute(sql, (*params, conn.index_id, *filters, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]

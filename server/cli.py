@@ -20,6 +20,7 @@ from memdex.memory_core.embeddings.factory import open_provider
 from memdex.memory_core.errors import EmbeddingError, as_memdex_error
 from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.models import Hit
+from memdex.memory_core.stores import index_owner
 from memdex.memory_core.workspace import check_root
 
 logger = logging.getLogger("memdex")
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--workspace", "-w", type=Path, help="memory folder (default: config, else the current folder)")
     common.add_argument("--config", "-c", type=Path, help="TOML config file (default: $MEMDEX_CONFIG or ~/.config/memdex/config.toml)")
     common.add_argument("--index", type=Path, dest="index_path", help="SQLite index file (default: under ~/.local/state/memdex)")
+    common.add_argument("--store", dest="store_backend", choices=["sqlite", "postgres"],
+                        help="index store (default sqlite; postgres needs MEMDEX_STORE__POSTGRES__URL or store.postgres.url)")
     common.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
     common.add_argument("--agent", "-a", help="which configured agent (default: all for serve, else the first)")
 
@@ -111,7 +114,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         read_only=getattr(args, "read_only", None),
         auth_token=getattr(args, "auth_token", None),
         server=server,
-        store={"postgres": {"replica": getattr(args, "replica", None)}},
+        store={"backend": args.store_backend, "postgres": {"replica": getattr(args, "replica", None)}},
     )
 
 
@@ -164,7 +167,7 @@ async def _index(settings: Settings, args: argparse.Namespace) -> int:
         status = await engine.status()
     print(
         f"indexed {status.files} files ({status.chunks} chunks) in {report.seconds:.2f}s: "
-        f"{report.changed} re-indexed, {report.removed} removed -> {engine.index_path}"
+        f"{report.changed} re-indexed, {report.removed} removed -> {engine.index.location}"
     )
     return 0
 
@@ -235,7 +238,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
     embedding = settings.embedding
     if args.json:
         info = {
-            "workspace": str(engine.workspace.root), "index": str(engine.index_path), "filesOnDisk": on_disk,
+            "workspace": str(engine.workspace.root), "index": engine.index.location, "filesOnDisk": on_disk,
             "filesIndexed": status.files, "chunks": status.chunks, "lastSync": status.last_sync,
             "embedding": {"provider": embedding.provider, "fallback": embedding.fallback}, "indexVectors": vectors,
             "sqlite": drv.sqlite_version, "sqliteDriver": drv.name, "sqliteVec": drv.vec_version, "sqliteVecError": drv.vec_error,
@@ -248,7 +251,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
     _print_rows(
         {
             "workspace": str(engine.workspace.root),
-            "index": str(engine.index_path),
+            "index": engine.index.location,
             "memory files": f"{on_disk} on disk, {status.files} indexed in {status.chunks} chunks",
             "last sync": status.last_sync or "never; `memdex index` builds the index (a server does it on start)",
             "embeddings": configured,
@@ -284,7 +287,7 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     print(f"sqlite        {drv.sqlite_version} via {drv.name}")
     print(f"sqlite-vec    {drv.vec_version or 'unavailable: ' + str(drv.vec_error)}")
     print(f"workspace     {workspace}")
-    print(f"index         {settings.index_file}")
+    print(f"index         {index_owner(settings).location}")
     print(f"embeddings    provider = {settings.embedding.provider}, fallback = {settings.embedding.fallback}")
     ready = await _probe_embeddings(settings, problems)
     if problems:

@@ -284,3 +284,22 @@ def _check_consistent(conn: Any) -> None:
         "(SELECT coalesce(sum(doc_len), 0) FROM memdex_chunks c WHERE c.index_id = s.index_id) FROM memdex_fts_stats s"
     ).fetchall()
     assert all(rows == chunks and tokens == lengths for rows, tokens, chunks, lengths in stats), stats
+
+
+def test_the_cli_indexes_searches_and_reports_a_postgres_memory(tmp_path: Path, pg_url: str, workspace: Path, write: Write) -> None:
+    """`--store postgres` with the URL from the environment: index, search, status, and the password never shown."""
+    write("MEMORY.md", "# Memory\n\n- The avocet census is every April.\n")
+    env = {**_env(tmp_path, pg_url), "MEMDEX_STORE__BACKEND": "sqlite"}  # the flag beats the environment
+    cli = [sys.executable, "-m", "memdex.server.cli"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*cli, *args, "--workspace", str(workspace), "--store", "postgres"], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    assert "indexed 1 files" in run("index").stdout
+    assert "MEMORY.md" in run("search", "avocet census").stdout
+    status = run("status").stdout
+    assert "memory 'default' in the PostgreSQL database" in status and "1 indexed" in status
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("*.sqlite"))  # no SQLite index made
