@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
-from .chunking import Chunk
 from .filters import SearchFilter
-from .records import CacheKey, ChunkRow, ChunkVectors, FileState, VectorDelta, Written
+from .records import CacheKey, ChunkRow, ChunkVectors, FileChange, FileState, VectorDelta, Written
 
 T = TypeVar("T")
 
@@ -39,9 +38,7 @@ class StoreOps(Protocol):
 
     # Files and chunks
     def file_states(self, conn: Any) -> dict[str, FileState]: ...
-    def replace_file(
-        self, conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
-    ) -> tuple[list[int], list[int]]: ...
+    def replace_files(self, conn: Any, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]: ...
     def file_text(self, conn: Any, path: str) -> str | None: ...
     def touch_file(self, conn: Any, path: str, state: FileState) -> None: ...
     def delete_files(self, conn: Any, paths: Iterable[str]) -> list[int]: ...

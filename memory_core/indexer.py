@@ -21,7 +21,7 @@ from typing import Any
 from .backend import StoreOps
 from .chunking import Chunk, chunk_markdown
 from .errors import PathError
-from .records import FileState, VectorDelta, Written
+from .records import FileChange, FileState, VectorDelta, Written
 from .textutil import sha256_hex
 from .transcripts import chunk_transcript, parse_transcript
 from .workspace import MemoryFile
@@ -154,18 +154,21 @@ def write(
     stale: list[str] = []
     delta = VectorDelta()
     with ops.transaction(conn):
+        fresh: list[Prepared] = []
         for change in changes:
             if _stat(change.file) != change.seen:
                 stale.append(change.file.rel)
-                continue
-            if change.chunks is None:
+            elif change.chunks is None:
                 ops.touch_file(conn, change.file.rel, change.state)
-                continue
-            file = change.file
-            gone, ids = ops.replace_file(conn, file.rel, file.source, change.state, change.chunks, change.text)
+            else:
+                fresh.append(change)
+        replaced = ops.replace_files(
+            conn, [FileChange(c.file.rel, c.file.source, c.state, c.chunks or [], c.text) for c in fresh]
+        )
+        for change, (gone, ids) in zip(fresh, replaced, strict=True):
             delta.removed(gone)
             if vectors:
-                rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks) if c.hash in vectors]
+                rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks or []) if c.hash in vectors]
                 ops.insert_vectors(conn, rows)
                 delta.added(rows)
         delta.removed(ops.delete_files(conn, removed))

@@ -31,6 +31,7 @@ from .records import (
     CacheKey,
     ChunkRow,
     ChunkVectors,
+    FileChange,
     FileState,
     VectorDelta,
     pack_vector,
@@ -95,7 +96,6 @@ CREATE TABLE memdex_postings (
     chunk_id bigint NOT NULL,
     tf int NOT NULL,
     doc_len int NOT NULL,
-    pos int[] NOT NULL,
     PRIMARY KEY (index_id, term, chunk_id) INCLUDE (tf, doc_len)
 );
 CREATE INDEX memdex_postings_chunk ON memdex_postings (chunk_id);
@@ -245,19 +245,22 @@ def file_states(conn: PgConn) -> dict[str, FileState]:
     return {r[0]: FileState(r[1], int(r[2]), int(r[3])) for r in rows}
 
 
-def _delete_chunks(conn: PgConn, paths: Sequence[str]) -> list[int]:
-    """Delete the chunks of ``paths`` with their postings and vectors; returns their ids."""
+def _delete_chunks(conn: PgConn, paths: Sequence[str]) -> dict[str, list[int]]:
+    """Delete the chunks of ``paths`` with their postings and vectors; returns their ids by path."""
     rows = conn.execute(
-        "DELETE FROM memdex_chunks WHERE index_id = %s AND path = ANY(%s) RETURNING id, doc_len",
+        "DELETE FROM memdex_chunks WHERE index_id = %s AND path = ANY(%s) RETURNING id, path, doc_len",
         (conn.index_id, list(paths)),
     ).fetchall()
-    ids = [int(r[0]) for r in rows]
-    if ids:
+    removed: dict[str, list[int]] = {}
+    for cid, path, _ in rows:
+        removed.setdefault(path, []).append(int(cid))
+    if rows:
+        ids = [int(r[0]) for r in rows]
         conn.execute("DELETE FROM memdex_postings WHERE chunk_id = ANY(%s)", (ids,))
         if (dims := _dims(conn)) is not None:
             conn.execute(f"DELETE FROM memdex_vectors_{dims} WHERE chunk_id = ANY(%s)", (ids,))
-        _count_text(conn, -len(ids), -sum(int(r[1]) for r in rows))
-    return ids
+        _count_text(conn, -len(ids), -sum(int(r[2]) for r in rows))
+    return removed
 
 
 def _count_text(conn: PgConn, rows: int, tokens: int) -> None:
@@ -268,50 +271,68 @@ def _count_text(conn: PgConn, rows: int, tokens: int) -> None:
     )
 
 
-def _insert_chunks(conn: PgConn, path: str, source: str, chunks: Sequence[Chunk]) -> list[int]:
-    """Write chunks and their postings (COPY); returns their ids, in order."""
-    if not chunks:
-        return []
-    ids = [int(r[0]) for r in conn.execute("SELECT nextval('memdex_chunks_id_seq') FROM generate_series(1, %s)", (len(chunks),))]
-    texts = [chunk.text.replace("\x00", "\ufffd") for chunk in chunks]  # PostgreSQL text holds no NUL
+def _insert_chunks(conn: PgConn, changes: Sequence[FileChange]) -> list[list[int]]:
+    """Write the chunks of ``changes`` and their postings (two binary COPYs); returns each file's chunk ids."""
+    total = sum(len(change.chunks) for change in changes)
+    if not total:
+        return [[] for _ in changes]
+    ids = [int(r[0]) for r in conn.execute("SELECT nextval('memdex_chunks_id_seq') FROM generate_series(1, %s)", (total,))]
+    texts = [chunk.text.replace("\x00", "\ufffd") for change in changes for chunk in change.chunks]  # no NUL in text
     tokens = fts_tokens.tokenize(texts)
-    day = log_date(path)
+    rows = zip(ids, [(change, chunk) for change in changes for chunk in change.chunks], texts, tokens, strict=True)
     with conn.raw.cursor() as cur:
-        sql = "COPY memdex_chunks (id, index_id, path, source, day, start_line, end_line, hash, text, doc_len) FROM STDIN"
-        with cur.copy(sql) as copy:
-            for cid, chunk, text, tok in zip(ids, chunks, texts, tokens, strict=True):
-                copy.write_row((cid, conn.index_id, path, source, day, chunk.start_line, chunk.end_line, chunk.hash, text, tok.length))
-        with cur.copy("COPY memdex_postings (index_id, term, chunk_id, tf, doc_len, pos) FROM STDIN") as copy:
+        columns = "id, index_id, path, source, day, start_line, end_line, hash, text, doc_len"
+        with cur.copy(f"COPY memdex_chunks ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "int8", "text", "text", "date", "int4", "int4", "text", "text", "int4"])
+            for cid, (change, chunk), text, tok in rows:
+                copy.write_row((cid, conn.index_id, change.path, change.source, log_date(change.path),
+                                chunk.start_line, chunk.end_line, chunk.hash, text, tok.length))  # fmt: skip
+        with cur.copy("COPY memdex_postings (index_id, term, chunk_id, tf, doc_len) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "text", "int8", "int4", "int4"])
             for cid, tok in zip(ids, tokens, strict=True):
-                for term, positions in tok.positions.items():
-                    copy.write_row((conn.index_id, term, cid, len(positions), tok.length, positions))
-    _count_text(conn, len(ids), sum(tok.length for tok in tokens))
-    return ids
+                for term, tf in tok.counts.items():
+                    copy.write_row((conn.index_id, term, cid, tf, tok.length))
+    _count_text(conn, total, sum(tok.length for tok in tokens))
+    per_file, at = [], 0
+    for change in changes:
+        per_file.append(ids[at : at + len(change.chunks)])
+        at += len(change.chunks)
+    return per_file
+
+
+def replace_files(conn: PgConn, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]:
+    """Replace the chunks of several files (inside the caller's transaction) in a few statements for all
+    of them; returns each file's (removed ids, new ids).
+
+    A Markdown file's text is kept, so that hosts without the files can answer memory_get (transcripts,
+    often large and read rarely, are not).
+    """
+    if not changes:
+        return []
+    paths = [change.path for change in changes]
+    known = conn.execute("SELECT path FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, paths))
+    if set(paths) - {row[0] for row in known}:
+        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
+    removed = _delete_chunks(conn, paths)
+    added = _insert_chunks(conn, changes)
+    bodies = [c.text.replace("\x00", "\ufffd") if c.text is not None and c.source == "memory" else None for c in changes]
+    conn.execute(
+        "INSERT INTO memdex_files(index_id, path, source, hash, mtime_ns, size, indexed_at, body) "
+        "SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[], %s::text[]) "
+        "ON CONFLICT (index_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+        "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, body = excluded.body",
+        (conn.index_id, paths, [c.source for c in changes], [c.state.hash for c in changes],
+         [c.state.mtime_ns for c in changes], [c.state.size for c in changes], [time.time()] * len(changes), bodies),
+    )  # fmt: skip
+    _announce(conn, paths)
+    return [(removed.get(path, []), ids) for path, ids in zip(paths, added, strict=True)]
 
 
 def replace_file(
     conn: PgConn, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
 ) -> tuple[list[int], list[int]]:
-    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids).
-
-    A Markdown file's ``text`` is kept, so that hosts without the files can answer memory_get
-    (transcripts, often large and read rarely, are not).
-    """
-    known = conn.execute("SELECT 1 FROM memdex_files WHERE index_id = %s AND path = %s", (conn.index_id, path)).fetchone()
-    if known is None:
-        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
-    removed = _delete_chunks(conn, [path])
-    ids = _insert_chunks(conn, path, source, chunks)
-    body = text.replace("\x00", "\ufffd") if text is not None and source == "memory" else None
-    conn.execute(
-        "INSERT INTO memdex_files(index_id, path, source, hash, mtime_ns, size, indexed_at, body) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (index_id, path) DO UPDATE SET source = excluded.source, "
-        "hash = excluded.hash, mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, "
-        "body = excluded.body",
-        (conn.index_id, path, source, state.hash, state.mtime_ns, state.size, time.time(), body),
-    )
-    _announce(conn, [path])
-    return removed, ids
+    """:func:`replace_files` of one file."""
+    return replace_files(conn, [FileChange(path, source, state, chunks, text)])[0]
 
 
 def file_text(conn: PgConn, path: str) -> str | None:
@@ -321,13 +342,23 @@ def file_text(conn: PgConn, path: str) -> str | None:
 
 
 CHANGES_CHANNEL = "memdex_changes"
+NOTIFY_BYTES = 6000  # paths per notification, in bytes: PostgreSQL refuses payloads from 8,000 bytes
 
 
 def _announce(conn: PgConn, paths: Sequence[str] | None) -> None:
     """Tell every listening host that these paths of the live index changed (None: all of them), when
     the transaction commits. A shadow's writes are not live yet and are not announced."""
-    if not conn.fixed:
-        payload = json.dumps({"memory": conn.memory, "paths": None if paths is None else list(paths)})
+    if conn.fixed:
+        return
+    batches: list[list[str] | None] = [None] if paths is None else []
+    for path in paths or []:
+        if not batches or sum(len(p) + 4 for p in batches[-1] or []) + len(path) > NOTIFY_BYTES:
+            batches.append([])
+        batch = batches[-1]
+        assert batch is not None
+        batch.append(path)
+    for batch in batches:
+        payload = json.dumps({"memory": conn.memory, "paths": batch})
         conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, payload))
 
 
@@ -357,7 +388,7 @@ def delete_files(conn: PgConn, paths: Iterable[str]) -> list[int]:
     paths = list(paths)
     if not paths:
         return []
-    removed = _delete_chunks(conn, paths)
+    removed = [cid for ids in _delete_chunks(conn, paths).values() for cid in ids]
     gone = conn.execute("DELETE FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, paths))
     if gone.rowcount:
         write_meta(conn, FILES_VERSION, secrets.token_hex(8))
@@ -587,38 +618,40 @@ def prune_cache(conn: PgConn, max_entries: int) -> int:
 # Keyword search: FTS5's BM25 over the postings --------------------------------------------------
 
 
-def _phrase_hits(q: int, tokens: Sequence[str], index_id: int) -> tuple[str, list[Any]]:
-    """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of the chunks holding ``tokens`` in a row.
-
-    One token reads its postings; a phrase (a term FTS5 cut in several, like ``postgres_url``) joins
-    each next token's postings at the next position.
-    """
-    if len(tokens) == 1:
-        sql = "SELECT %s AS q, chunk_id, tf, doc_len FROM memdex_postings WHERE index_id = %s AND term = %s"
-        return sql, [q, index_id, tokens[0]]
+def _phrase_matches(conn: PgConn, tokens: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
+    """(chunk ids, occurrences, lengths) of the chunks holding ``tokens`` one after another (a term FTS5
+    cuts in several, like ``postgres_url``): the chunks holding every token, re-read for their order."""
+    unique = list(dict.fromkeys(tokens))
     joins = " ".join(
-        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s "
-        f"AND p{j}.chunk_id = p0.chunk_id AND a.x + {j} = ANY(p{j}.pos)"
-        for j in range(1, len(tokens))
+        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s AND p{j}.chunk_id = p0.chunk_id"
+        for j in range(1, len(unique))
     )
-    sql = (
-        "SELECT %s AS q, p0.chunk_id, count(*)::int AS tf, min(p0.doc_len) AS doc_len "
-        f"FROM memdex_postings p0 CROSS JOIN LATERAL unnest(p0.pos) AS a(x) {joins} "
-        "WHERE p0.index_id = %s AND p0.term = %s GROUP BY p0.chunk_id"
-    )
-    return sql, [q, *tokens[1:], index_id, tokens[0]]
+    rows = conn.execute(
+        f"SELECT c.id, c.text, c.doc_len FROM memdex_postings p0 {joins} JOIN memdex_chunks c ON c.id = p0.chunk_id "
+        "WHERE p0.index_id = %s AND p0.term = %s",
+        (*unique[1:], conn.index_id, unique[0]),
+    ).fetchall()
+    found: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for (cid, _, length), at in zip(rows, fts_tokens.positions([row[1] for row in rows]), strict=True):
+        if times := fts_tokens.occurrences(tokens, at):
+            for column, value in zip(found, (cid, times, length), strict=True):
+                column.append(value)
+    return found
 
 
 def _hits(conn: PgConn, terms: Sequence[str]) -> tuple[str, list[Any]]:
-    """(SQL, parameters) of every term's hits, the term numbered by its place in ``terms``."""
+    """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of every term's chunks, the term numbered
+    by its place in ``terms``: a token's postings, or a phrase's matches."""
     parts: list[str] = []
     params: list[Any] = []
     for q, term in enumerate(terms):
         tokens = fts_tokens.phrase(term)
-        if tokens:
-            sql, args = _phrase_hits(q, tokens, conn.index_id)
-            parts.append(sql)
-            params += args
+        if len(tokens) == 1:
+            parts.append("SELECT %s AS q, chunk_id, tf, doc_len FROM memdex_postings WHERE index_id = %s AND term = %s")
+            params += [q, conn.index_id, tokens[0]]
+        elif tokens:
+            parts.append("SELECT %s AS q, * FROM unnest(%s::bigint[], %s::int[], %s::int[]) AS m(chunk_id, tf, doc_len)")
+            params += [q, *_phrase_matches(conn, tokens)]
     return " UNION ALL ".join(parts), params
 
 

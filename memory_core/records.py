@@ -10,6 +10,7 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from .chunking import Chunk
 from .limits import MAX_VECTOR_PARTS
 
 VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
@@ -30,6 +31,18 @@ class FileState:
     hash: str
     mtime_ns: int
     size: int
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file to (re)write in the index: its answer path, source, state, chunks, and content (for stores
+    that serve hosts without the files)."""
+
+    path: str
+    source: str
+    state: FileState
+    chunks: Sequence[Chunk]
+    text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .records import (
     CacheKey,
     ChunkRow,
     ChunkVectors,
+    FileChange,
     FileState,
     VectorDelta,
     pack_vector,
@@ -258,6 +259,11 @@ def replace_file(
         (path, source, state.hash, state.mtime_ns, state.size, time.time()),
     )
     return removed, ids
+
+
+def replace_files(conn: Any, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]:
+    """:func:`replace_file` for each change, in order (inside the caller's transaction)."""
+    return [replace_file(conn, c.path, c.source, c.state, c.chunks, c.text) for c in changes]
 
 
 def file_text(conn: Any, path: str) -> str | None:
