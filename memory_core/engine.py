@@ -287,8 +287,16 @@ class MemoryEngine:
         receipt = await _file_errors(
             lambda: append_entry(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
         )
-        if not receipt.duplicate:
+        # A repeat too: the first call may have written the file and then failed to index it (a dropped
+        # database connection), and its caller retried. An unchanged file costs a stat and a hash.
+        try:
             await self.syncer.sync_paths([file.rel], until_current=True)
+        except StoreError as exc:
+            self.mark_dirty()  # the next search indexes it
+            raise StoreError(
+                f"the note was saved to {receipt.path}, but indexing it failed ({exc}); it is indexed at the next "
+                "search or sync, so do not append it again"
+            ) from exc
         return receipt
 
 

@@ -157,6 +157,8 @@ class PostgresIndex:
             return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
 
         def run() -> T:
+            if writer.raw.broken or writer.raw.closed:  # the server restarted or the network dropped it
+                writer.raw = self._connect()
             pg_store.follow_live(writer)  # another host may have switched it; transactions look again
             return fn(writer, *args)
 

@@ -213,3 +213,23 @@ async def test_an_unreachable_database_is_one_clear_error_without_the_password(w
             pass
     assert "s3cret" not in str(caught.value)
     assert "s3cret" not in repr(settings.store)
+
+
+async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str, workspace: Path, write: Write) -> None:
+    """A database restart or a dropped connection costs one failed write, not every write after it."""
+    write("MEMORY.md", "- the first note\n")
+    settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": pg_url}})
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        await engine.sync()
+        backend = engine.index._writer.raw.info.backend_pid  # type: ignore[attr-defined]
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        receipt = None
+        for _ in range(2):  # the write that finds the connection dead may fail; the next reconnects
+            try:
+                receipt = await engine.append("the note after the restart")
+                break
+            except StoreError:
+                continue
+        assert receipt is not None
+        assert [h.path for h in (await engine.search("restart")).results] == [receipt.path]
