@@ -96,6 +96,7 @@ CREATE TABLE memdex_postings (
     chunk_id bigint NOT NULL,
     tf int NOT NULL,
     doc_len int NOT NULL,
+    pos int[] NOT NULL,
     PRIMARY KEY (index_id, term, chunk_id) INCLUDE (tf, doc_len)
 );
 CREATE INDEX memdex_postings_chunk ON memdex_postings (chunk_id);
@@ -287,11 +288,11 @@ def _insert_chunks(conn: PgConn, changes: Sequence[FileChange]) -> list[list[int
             for cid, (change, chunk), text, tok in rows:
                 copy.write_row((cid, conn.index_id, change.path, change.source, log_date(change.path),
                                 chunk.start_line, chunk.end_line, chunk.hash, text, tok.length))  # fmt: skip
-        with cur.copy("COPY memdex_postings (index_id, term, chunk_id, tf, doc_len) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "text", "int8", "int4", "int4"])
+        with cur.copy("COPY memdex_postings (index_id, term, chunk_id, tf, doc_len, pos) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "text", "int8", "int4", "int4", "int4[]"])
             for cid, tok in zip(ids, tokens, strict=True):
-                for term, tf in tok.counts.items():
-                    copy.write_row((conn.index_id, term, cid, tf, tok.length))
+                for term, places in tok.positions.items():
+                    copy.write_row((conn.index_id, term, cid, len(places), tok.length, places))
     _count_text(conn, total, sum(tok.length for tok in tokens))
     per_file, at = [], 0
     for change in changes:
@@ -618,30 +619,26 @@ def prune_cache(conn: PgConn, max_entries: int) -> int:
 # Keyword search: FTS5's BM25 over the postings --------------------------------------------------
 
 
-def _phrase_matches(conn: PgConn, tokens: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
-    """(chunk ids, occurrences, lengths) of the chunks holding ``tokens`` one after another (a term FTS5
-    cuts in several, like ``postgres_url``): the chunks holding every token, re-read for their order."""
-    unique = list(dict.fromkeys(tokens))
+def _phrase_hits(q: int, tokens: Sequence[str], index_id: int) -> tuple[str, list[Any]]:
+    """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of the chunks holding ``tokens`` one after
+    another (a term FTS5 cuts in several, like ``postgres_url``): each next token's postings joined at the
+    next position, as FTS5 matches a phrase."""
     joins = " ".join(
-        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s AND p{j}.chunk_id = p0.chunk_id"
-        for j in range(1, len(unique))
+        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s "
+        f"AND p{j}.chunk_id = p0.chunk_id AND a.x + {j} = ANY(p{j}.pos)"
+        for j in range(1, len(tokens))
     )
-    rows = conn.execute(
-        f"SELECT c.id, c.text, c.doc_len FROM memdex_postings p0 {joins} JOIN memdex_chunks c ON c.id = p0.chunk_id "
-        "WHERE p0.index_id = %s AND p0.term = %s",
-        (*unique[1:], conn.index_id, unique[0]),
-    ).fetchall()
-    found: tuple[list[int], list[int], list[int]] = ([], [], [])
-    for (cid, _, length), at in zip(rows, fts_tokens.positions([row[1] for row in rows]), strict=True):
-        if times := fts_tokens.occurrences(tokens, at):
-            for column, value in zip(found, (cid, times, length), strict=True):
-                column.append(value)
-    return found
+    sql = (
+        "SELECT %s AS q, p0.chunk_id, count(*)::int AS tf, min(p0.doc_len) AS doc_len "
+        f"FROM memdex_postings p0 CROSS JOIN LATERAL unnest(p0.pos) AS a(x) {joins} "
+        "WHERE p0.index_id = %s AND p0.term = %s GROUP BY p0.chunk_id"
+    )
+    return sql, [q, *tokens[1:], index_id, tokens[0]]
 
 
 def _hits(conn: PgConn, terms: Sequence[str]) -> tuple[str, list[Any]]:
     """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of every term's chunks, the term numbered
-    by its place in ``terms``: a token's postings, or a phrase's matches."""
+    by its place in ``terms``: a token's postings, or a phrase's matches (:func:`_phrase_hits`)."""
     parts: list[str] = []
     params: list[Any] = []
     for q, term in enumerate(terms):
@@ -650,8 +647,9 @@ def _hits(conn: PgConn, terms: Sequence[str]) -> tuple[str, list[Any]]:
             parts.append("SELECT %s AS q, chunk_id, tf, doc_len FROM memdex_postings WHERE index_id = %s AND term = %s")
             params += [q, conn.index_id, tokens[0]]
         elif tokens:
-            parts.append("SELECT %s AS q, * FROM unnest(%s::bigint[], %s::int[], %s::int[]) AS m(chunk_id, tf, doc_len)")
-            params += [q, *_phrase_matches(conn, tokens)]
+            sql, args = _phrase_hits(q, tokens, conn.index_id)
+            parts.append(sql)
+            params += args
     return " UNION ALL ".join(parts), params
 
 
@@ -677,33 +675,47 @@ def keyword_search(
     lower is better), leaving out the terms that cannot rank as the SQLite store does (:func:`.fts.rare_terms`)."""
     if not terms:
         return []
-    if len(terms) > 1 and total_chunks >= 2 * limit:
-        found = counts if counts is not None else term_counts(conn, terms)
-        if rare := rare_terms(terms, found, total_chunks, limit):
-            rows = _ranked(conn, rare, limit, where)
-            if len(rows) == limit:
-                return rows
-    return _ranked(conn, terms, limit, where)
+    found = counts if counts is not None else term_counts(conn, terms)
+    if len(terms) > 1 and total_chunks >= 2 * limit and (rare := rare_terms(terms, found, total_chunks, limit)):
+        rows = _ranked(conn, rare, limit, where, found)
+        if len(rows) == limit:
+            return rows
+    return _ranked(conn, terms, limit, where, found)
 
 
-def _ranked(conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None) -> list[ChunkRow]:
+def _ranked(
+    conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None, counts: Mapping[str, int]
+) -> list[ChunkRow]:
     """BM25 as FTS5 computes it (k1 = 1.2, b = 0.75, IDF floored at 1e-6, lengths in tokens), in float8,
     ties in chunk-id order; ``where`` keeps its chunks before the limit."""
     hits, params = _hits(conn, terms)
     if not hits:
         return []
-    condition, filters = _condition(where)
-    sql = (
-        f"WITH hits AS ({hits}), "
-        "stats AS (SELECT rows::float8 AS n, tokens::float8 / greatest(rows, 1)::float8 AS avgdl "
-        "FROM memdex_fts_stats WHERE index_id = %s), "
-        "df AS (SELECT q, count(*)::float8 AS n FROM hits GROUP BY q), "
-        "scored AS (SELECT h.chunk_id, sum(greatest(ln((stats.n - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
+    held = [q for q, term in enumerate(terms) if counts.get(term)]
+    score = (
+        "SELECT h.chunk_id, sum(greatest(ln((stats.n - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
         "* (h.tf * (1.2::float8 + 1.0::float8)) / (h.tf + 1.2::float8 * (1.0::float8 - 0.75::float8 "
-        "+ 0.75::float8 * h.doc_len / stats.avgdl))) AS score FROM hits h JOIN df USING (q) CROSS JOIN stats "
-        "GROUP BY h.chunk_id) "
-        f"SELECT {_CHUNK}, -s.score FROM scored s JOIN memdex_chunks c ON c.id = s.chunk_id WHERE {condition} "
-        "ORDER BY s.score DESC, c.id LIMIT %s"
+        f"+ 0.75::float8 * h.doc_len / stats.avgdl))) AS score FROM ({hits}) h JOIN df USING (q) CROSS JOIN stats "
+        "GROUP BY h.chunk_id"
     )
-    rows = conn.execute(sql, (*params, conn.index_id, *filters, limit)).fetchall()
+    head = (
+        "WITH stats AS (SELECT rows::float8 AS n, tokens::float8 / greatest(rows, 1)::float8 AS avgdl "
+        "FROM memdex_fts_stats WHERE index_id = %s), "
+        "df AS (SELECT * FROM unnest(%s::int[], %s::float8[]) AS d(q, n)) "
+    )
+    args: list[Any] = [conn.index_id, held, [float(counts[terms[q]]) for q in held], *params]
+    condition, filters = _condition(where)
+    if where is None or where.empty:  # the best few first, then their text: never a join per scored chunk
+        sql = (
+            f"{head}SELECT {_CHUNK}, -s.score FROM ({score} ORDER BY score DESC, h.chunk_id LIMIT %s) s "
+            "JOIN memdex_chunks c ON c.id = s.chunk_id ORDER BY s.score DESC, c.id"
+        )
+        args.append(limit)
+    else:
+        sql = (
+            f"{head}SELECT {_CHUNK}, -s.score FROM ({score}) s JOIN memdex_chunks c ON c.id = s.chunk_id "
+            f"WHERE {condition} ORDER BY s.score DESC, c.id LIMIT %s"
+        )
+        args += [*filters, limit]
+    rows = conn.execute(sql, args).fetchall()
     return [ChunkRow(*row) for row in rows]
