@@ -1199,7 +1199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if args.store == "postgres":
-            url = args.pg_url or stack.enter_context(local_postgres(config.cache_dir / "postgres"))
+            url = args.pg_url or stack.enter_context(local_postgres(config.cache_dir / "postgres-quality"))
             config = replace(config, pg_url=url)
         runs = anyio.run(run_suite, suite, modes, config)
     seconds = time.perf_counter() - started
