@@ -97,7 +97,7 @@ CREATE TABLE memdex_postings (
     tf int NOT NULL,
     doc_len int NOT NULL,
     pos int[] NOT NULL,
-    PRIMARY KEY (index_id, term, chunk_id) INCLUDE (tf, doc_len)
+    PRIMARY KEY (index_id, term, chunk_id) INCLUDE (tf, doc_len, pos)
 );
 CREATE INDEX memdex_postings_chunk ON memdex_postings (chunk_id);
 CREATE TABLE memdex_fts_stats (
@@ -623,15 +623,17 @@ def _phrase_hits(q: int, tokens: Sequence[str], index_id: int) -> tuple[str, lis
     """(SQL, parameters) of the rows (q, chunk_id, tf, doc_len) of the chunks holding ``tokens`` one after
     another (a term FTS5 cuts in several, like ``postgres_url``): each next token's postings joined at the
     next position, as FTS5 matches a phrase."""
+    # The tokens' posting lists are joined on the chunk (a merge of two index ranges), then each chunk's
+    # positions are compared in place: probing the next token per position took 20x as long.
     joins = " ".join(
-        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.term = %s "
-        f"AND p{j}.chunk_id = p0.chunk_id AND a.x + {j} = ANY(p{j}.pos)"
+        f"JOIN memdex_postings p{j} ON p{j}.index_id = p0.index_id AND p{j}.chunk_id = p0.chunk_id AND p{j}.term = %s"
         for j in range(1, len(tokens))
     )
+    adjacent = " AND ".join(f"a.x + {j} = ANY(p{j}.pos)" for j in range(1, len(tokens)))
     sql = (
-        "SELECT %s AS q, p0.chunk_id, count(*)::int AS tf, min(p0.doc_len) AS doc_len "
-        f"FROM memdex_postings p0 CROSS JOIN LATERAL unnest(p0.pos) AS a(x) {joins} "
-        "WHERE p0.index_id = %s AND p0.term = %s GROUP BY p0.chunk_id"
+        "SELECT %s AS q, chunk_id, tf, doc_len FROM (SELECT p0.chunk_id, p0.doc_len, "
+        f"(SELECT count(*) FROM unnest(p0.pos) AS a(x) WHERE {adjacent})::int AS tf "
+        f"FROM memdex_postings p0 {joins} WHERE p0.index_id = %s AND p0.term = %s) m WHERE tf > 0"
     )
     return sql, [q, *tokens[1:], index_id, tokens[0]]
 
