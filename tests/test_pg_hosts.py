@@ -267,7 +267,8 @@ def _files(conn: Any) -> int:
 
 
 def _check_consistent(conn: Any) -> None:
-    """Every file has its chunks and every chunk its postings; the statistics BM25 reads add up."""
+    """Every file has its chunks and every chunk its postings; the statistics BM25 reads (term counts,
+    chunks and tokens) add up."""
     assert conn.execute(
         "SELECT count(*) FROM memdex_files f WHERE NOT EXISTS "
         "(SELECT 1 FROM memdex_chunks c WHERE c.index_id = f.index_id AND c.path = f.path)"
@@ -278,6 +279,10 @@ def _check_consistent(conn: Any) -> None:
     ).fetchone()[0] == 0
     assert conn.execute(
         "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_postings p WHERE p.chunk_id = c.id)"
+    ).fetchone()[0] == 0
+    assert conn.execute(  # each term's chunk count, kept for BM25, matches its postings
+        "SELECT count(*) FROM memdex_terms t FULL JOIN (SELECT index_id, term, count(*) AS n FROM memdex_postings "
+        "GROUP BY 1, 2) p USING (index_id, term) WHERE coalesce(t.chunks, 0) <> coalesce(p.n, 0)"
     ).fetchone()[0] == 0
     stats = conn.execute(
         "SELECT s.rows, s.tokens, (SELECT count(*) FROM memdex_chunks c WHERE c.index_id = s.index_id), "
