@@ -328,20 +328,9 @@ class Bench:
         overrides: dict[str, Any] = {"watch": {"debounce_ms": cfg.debounce_ms}} if cfg.debounce_ms else {}
         settings = self.settings(root, fresh_index(cfg.work / "watch.sqlite"), **overrides)
         debounce = settings.watch.debounce_ms / 1000
-        latencies = []
         async with MemoryEngine(settings, background_sync=True) as engine:
             await wait_until(partial(_is_ready, engine), 120, "the initial sync")
-            await anyio.sleep(1.0)  # let the watchers arm
-            for run in range(max(3, cfg.runs)):
-                rel = workspace_gen.file_path(run * 7)
-                token = f"zqxsaved{run}k{random.randrange(10**6)}"
-                with (root / rel).open("a", encoding="utf-8") as fh:
-                    fh.write(f"\n- perf marker {token}\n")
-                t0 = time.perf_counter()
-                await wait_until(partial(_finds, engine, token, rel), 10 + debounce, f"{token} to be searchable")
-                latencies.append(time.perf_counter() - t0)
-                print(f"  edit {run + 1}: searchable after {ms(latencies[-1]):.0f} ms")
-                await anyio.sleep(debounce + 0.3)  # separate bursts
+            latencies = await _save_to_searchable(root, engine, max(3, cfg.runs), debounce, "searchable")
         return [Metric("watch", f"save-to-searchable (debounce {debounce:g} s)", statistics.median(latencies), "s",
                        debounce + 0.5, note=f"{cfg.watch_files:,} files, keyword-only",
                        detail={**summary(latencies), "debounce_s": debounce})]  # fmt: skip
@@ -434,20 +423,9 @@ class Bench:
         primary = self.settings(root, cfg.work / "unused.sqlite", store=self._pg(url, memory), **overrides)
         replica = self.settings(cfg.work, cfg.work / "unused.sqlite", store=self._pg(url, memory, replica=True))
         debounce = primary.watch.debounce_ms / 1000
-        latencies = []
         async with MemoryEngine(primary, background_sync=True) as writer, MemoryEngine(replica) as reader:
             await wait_until(partial(_is_ready, writer), 300, "the initial sync")
-            await anyio.sleep(1.0)  # let the watchers arm
-            for run in range(max(3, cfg.runs)):
-                rel = workspace_gen.file_path(run * 7)
-                token = f"zqxreplica{run}k{random.randrange(10**6)}"
-                with (root / rel).open("a", encoding="utf-8") as fh:
-                    fh.write(f"\n- perf marker {token}\n")
-                t0 = time.perf_counter()
-                await wait_until(partial(_finds, reader, token, rel), 10 + debounce, f"{token} on the replica")
-                latencies.append(time.perf_counter() - t0)
-                print(f"  edit {run + 1}: searchable on the replica after {ms(latencies[-1]):.0f} ms")
-                await anyio.sleep(debounce + 0.3)
+            latencies = await _save_to_searchable(root, reader, max(3, cfg.runs), debounce, "searchable on the replica")
         await _drop_memory(url, memory)
         return [Metric("postgres", f"save-to-searchable on a replica (debounce {debounce:g} s)", statistics.median(latencies),
                        "s", debounce + 1.0, note=f"{cfg.watch_files:,} files, keyword-only; target debounce + 1 s",
@@ -501,6 +479,24 @@ class Bench:
         print("  " + ", ".join(f"{k} {v}" for k, v in result.items()))
         return [Metric("rss", f"peak RSS, local model + {_count(built.chunks)} chunks", result["peak_mb"], "MB",
                        400.0, note=f"{result['searches']} hybrid searches with real query embeddings", detail=result)]
+
+
+async def _save_to_searchable(root: Path, searcher: MemoryEngine, runs: int, debounce: float, what: str) -> list[float]:
+    """Seconds from appending a unique token to a file under ``root`` (watched by a running engine) until
+    ``searcher`` finds it, for each of ``runs`` edits."""
+    await anyio.sleep(1.0)  # let the watchers arm
+    latencies = []
+    for run in range(runs):
+        rel = workspace_gen.file_path(run * 7)
+        token = f"zqxsaved{run}k{random.randrange(10**6)}"
+        with (root / rel).open("a", encoding="utf-8") as fh:
+            fh.write(f"\n- perf marker {token}\n")
+        t0 = time.perf_counter()
+        await wait_until(partial(_finds, searcher, token, rel), 10 + debounce, f"{token} to be {what}")
+        latencies.append(time.perf_counter() - t0)
+        print(f"  edit {run + 1}: {what} after {ms(latencies[-1]):.0f} ms")
+        await anyio.sleep(debounce + 0.3)  # separate bursts
+    return latencies
 
 
 async def _vacuum(url: str) -> None:
