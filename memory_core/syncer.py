@@ -115,9 +115,10 @@ class Syncer:
         an index another host builds)."""
         self.stored = await self.index.read(self.ops.read_meta, "identity")
         self.last_sync = await self.index.read(self.ops.read_meta, "last_sync")
-        if self.last_sync is not None and self.stored and self.stored.get("chunks") == self.chunk_identity():
-            if self.state == "starting":
-                self.state = "ready"  # complete as of the last sync; the first sync catches up
+        # A replica never chunks anything: the index is the indexing host's, whatever its own settings say.
+        built_here = self.settings.replica or (self.stored or {}).get("chunks") == self.chunk_identity()
+        if self.last_sync is not None and self.stored and built_here and self.state == "starting":
+            self.state = "ready"  # complete as of the last sync; the first sync catches up
 
     def chunk_identity(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,7 @@ from helpers import eventually, free_port, stop_process
 from mcp import Client
 
 from memdex.memory_core import InputError, MemoryEngine, PathError, load_settings
+from memdex.memory_core.config import ChunkingSettings
 from memdex.server.app import build_server
 
 Write = Callable[[str, str], Path]
@@ -47,8 +48,9 @@ async def test_a_replica_serves_search_and_reads_from_the_database_and_refuses_w
     write("memory/2026-03-01.md", "# 2026-03-01\n\n- Chose PostgreSQL for the shared memory.\n")
     async with MemoryEngine(_settings(workspace, pg_url), background_sync=False) as primary:
         await primary.sync()
-    async with MemoryEngine(_settings(nowhere, pg_url, replica=True), background_sync=False) as replica:
-        status = await replica.status()
+    replica_settings = _settings(nowhere, pg_url, replica=True).model_copy(update={"chunking": ChunkingSettings(tokens=64, overlap=8)})
+    async with MemoryEngine(replica_settings, background_sync=False) as replica:
+        status = await replica.status()  # ready, though its own chunking settings differ from the indexing host's
         assert (status.state, status.files) == ("ready", 2)
         hit = (await replica.search("ORBIT-7734")).results[0]
         assert (hit.path, hit.start_line) == ("MEMORY.md", 1)
