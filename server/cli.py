@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from memdex.memory_core import ConfigError, IndexBusy, MemoryEngine, Settings, load_settings
+from memdex.memory_core import ConfigError, IndexBusy, MemdexError, MemoryEngine, Settings, load_settings
 from memdex.memory_core.db import driver
 from memdex.memory_core.embeddings.factory import open_provider
 from memdex.memory_core.errors import EmbeddingError, as_memdex_error
@@ -277,17 +277,18 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     drv = driver()
     problems: list[str] = []
     try:
-        check_root(settings.workspace_dir)
+        if not settings.replica:  # a replica reads the database, never a folder
+            check_root(settings.workspace_dir)
         workspace = str(settings.workspace_dir)
     except ConfigError as exc:
         problems.append(str(exc))
         workspace = f"PROBLEM: {exc}"
-    if not drv.vectors:
+    if not drv.vectors and settings.store.backend == "sqlite":
         problems.append(f"sqlite-vec is unavailable ({drv.vec_error}); vector search is off")
     print(f"sqlite        {drv.sqlite_version} via {drv.name}")
     print(f"sqlite-vec    {drv.vec_version or 'unavailable: ' + str(drv.vec_error)}")
     print(f"workspace     {workspace}")
-    print(f"index         {index_owner(settings).location}")
+    print(f"index         {await _probe_index(settings, problems)}")
     print(f"embeddings    provider = {settings.embedding.provider}, fallback = {settings.embedding.fallback}")
     ready = await _probe_embeddings(settings, problems)
     if problems:
@@ -296,6 +297,23 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     print(f"OK: keyword and vector search ready ({ready})" if ready else
           "OK: keyword search ready (embeddings off: embedding.provider is none)")
     return 0
+
+
+async def _probe_index(settings: Settings, problems: list[str]) -> str:
+    """Where the index lives; for a database, whether it answers (and how much it holds), a problem noted if not."""
+    owner = index_owner(settings)
+    if settings.store.backend == "sqlite":
+        return owner.location
+    try:
+        await owner.open()
+        try:
+            files, chunks = await owner.counts()
+        finally:
+            await owner.close()
+    except MemdexError as exc:
+        problems.append(str(exc))
+        return f"{owner.location}: PROBLEM: {exc}"
+    return f"{owner.location}: reachable, {files} files in {chunks} chunks"
 
 
 async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | None:

@@ -310,3 +310,15 @@ def test_the_cli_indexes_searches_and_reports_a_postgres_memory(tmp_path: Path, 
     status = run("status").stdout
     assert "memory 'default' in the PostgreSQL database" in status and "1 indexed" in status
     assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("*.sqlite"))  # no SQLite index made
+
+
+def test_doctor_reaches_the_database_or_names_the_problem(tmp_path: Path, pg_url: str, workspace: Path, write: Write) -> None:
+    write("MEMORY.md", "- a note\n")
+    command = [sys.executable, "-m", "memdex.server.cli", "doctor", "--workspace", str(workspace)]
+    ok = subprocess.run(command, env=_env(tmp_path, pg_url), capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "PostgreSQL database" in ok.stdout and "reachable, 0 files in 0 chunks" in ok.stdout
+    unreachable = f"postgresql://memdex:s3cret@/memdex?host={tmp_path}&port=1"
+    bad = subprocess.run(command, env=_env(tmp_path, unreachable), capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "PROBLEMS: 1: cannot reach the PostgreSQL database" in bad.stdout
+    assert "s3cret" not in bad.stdout + bad.stderr
