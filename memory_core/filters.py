@@ -89,6 +89,12 @@ class SearchFilter:
     def empty(self) -> bool:
         return self.after is None and self.before is None and self.path_prefix is None and self.source is None
 
+    def prefix_bounds(self) -> list[str]:
+        """The path prefix as (the file itself, the first and the bound past its folder's range): '0'
+        follows '/', so ``prefix/ <= path < prefix0`` is everything under the folder."""
+        prefix = self.path_prefix or ""
+        return [prefix, f"{prefix}/", f"{prefix}0"]
+
     def sql(self) -> tuple[str, tuple[str, ...]]:
         """(condition over ``path`` and ``source``, its parameters); ``"1"`` when the filter is empty.
 
@@ -98,9 +104,8 @@ class SearchFilter:
         parts: list[str] = []
         params: list[str] = []
         if self.path_prefix is not None:
-            prefix = self.path_prefix
-            parts.append("(path = ? OR (path >= ? AND path < ?))")  # '0' follows '/': the folder's range
-            params += [prefix, f"{prefix}/", f"{prefix}0"]
+            parts.append("(path = ? OR (path >= ? AND path < ?))")
+            params += self.prefix_bounds()
         if self.after is not None or self.before is not None:
             first = self.after.isoformat() if self.after else _FIRST_DAY
             last = self.before.isoformat() if self.before else _LAST_DAY

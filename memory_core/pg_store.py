@@ -450,9 +450,8 @@ def _condition(where: SearchFilter | None) -> tuple[str, tuple[Any, ...]]:
     parts: list[str] = []
     params: list[Any] = []
     if where.path_prefix is not None:
-        prefix = where.path_prefix
-        parts.append("(c.path = %s OR (c.path >= %s AND c.path < %s))")  # '0' follows '/': the folder's range
-        params += [prefix, f"{prefix}/", f"{prefix}0"]
+        parts.append("(c.path = %s OR (c.path >= %s AND c.path < %s))")
+        params += where.prefix_bounds()
     if where.after is not None or where.before is not None:
         parts.append("c.day IS NOT NULL")
         if where.after is not None:
