@@ -54,6 +54,13 @@ class PgServer:
             try:
                 self._server.cleanup()
             finally:
-                if self.pid is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(self.pid, signal.SIGQUIT)  # only if cleanup left it running
+                self._kill_if_left()
+
+    def _kill_if_left(self) -> None:
+        """Stop the postmaster by pid if cleanup left it running, and only if that pid is still ours
+        (a postgres serving this folder), never a process that reused the number."""
+        import psutil  # pgserver's own dependency
+
+        with contextlib.suppress(psutil.Error):
+            if self.pid is not None and str(self._dir) in " ".join(psutil.Process(self.pid).cmdline()):
+                os.kill(self.pid, signal.SIGQUIT)
