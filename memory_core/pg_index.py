@@ -304,16 +304,20 @@ class PostgresIndex:
     async def install(self, shadow: Any) -> None:
         """Make a complete shadow the memory's live index in one transaction, then delete the old one."""
 
-        def run(live: PgConn) -> None:
-            with pg_store.transaction(live):
-                old = pg_store.switch_to(live, shadow.index_id)
-            if old != shadow.index_id:
-                with live.raw.transaction():
-                    pg_store.drop_index(live, old)
-            pg_store.follow_live(live)
-            self._counts.drop()
+        await self.write(self._go_live, shadow.index_id)
 
-        await self.write(run)
+    def _go_live(self, live: PgConn, index_id: int | None) -> None:
+        """Switch the memory to ``index_id`` (None: a new empty index) in one transaction, then delete the
+        index it replaced."""
+        with pg_store.transaction(live):
+            if index_id is None:
+                index_id = pg_store.new_index(live)
+            old = pg_store.switch_to(live, index_id)
+        if old != index_id:
+            with live.raw.transaction():
+                pg_store.drop_index(live, old)
+        pg_store.follow_live(live)
+        self._counts.drop()
 
     async def check_integrity(self) -> bool:
         return True  # PostgreSQL keeps its own pages sound; there is no file for memdex to check
@@ -321,16 +325,8 @@ class PostgresIndex:
     async def repair(self) -> None:
         """Start the memory afresh: a new empty live index (a full sync then fills it from the Markdown)."""
 
-        def run(live: PgConn) -> None:
-            with pg_store.transaction(live):
-                fresh = pg_store.new_index(live)
-                old = pg_store.switch_to(live, fresh)
-            with live.raw.transaction():
-                pg_store.drop_index(live, old)
-
         logger.warning("%s is being rebuilt from the Markdown", self.location)
-        await self.write(run)
-        self._counts.drop()
+        await self.write(self._go_live, None)
         self.damaged = False
 
 

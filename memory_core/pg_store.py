@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import fts_tokens
-from .chunking import Chunk
 from .filters import SearchFilter, log_date
 from .fts import rare_terms
 from .records import (
@@ -348,13 +347,6 @@ def replace_files(conn: PgConn, changes: Sequence[FileChange]) -> list[tuple[lis
     return [(removed.get(path, []), ids) for path, ids in zip(paths, added, strict=True)]
 
 
-def replace_file(
-    conn: PgConn, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
-) -> tuple[list[int], list[int]]:
-    """:func:`replace_files` of one file."""
-    return replace_files(conn, [FileChange(path, source, state, chunks, text)])[0]
-
-
 def file_text(conn: PgConn, path: str) -> str | None:
     """The content of the Markdown file at answer path ``path``, as last indexed; None when not kept."""
     row = conn.execute("SELECT body FROM memdex_files WHERE index_id = %s AND path = %s", (conn.index_id, path)).fetchone()
@@ -370,16 +362,23 @@ def _announce(conn: PgConn, paths: Sequence[str] | None) -> None:
     the transaction commits. A shadow's writes are not live yet and are not announced."""
     if conn.fixed:
         return
-    batches: list[list[str] | None] = [None] if paths is None else []
-    for path in paths or []:
-        if not batches or sum(len(p) + 4 for p in batches[-1] or []) + len(path) > NOTIFY_BYTES:
-            batches.append([])
-        batch = batches[-1]
-        assert batch is not None
-        batch.append(path)
-    for batch in batches:
+    for batch in [None] if paths is None else _batches(paths):
         payload = json.dumps({"memory": conn.memory, "paths": batch})
         conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, payload))
+
+
+def _batches(paths: Sequence[str]) -> Iterator[list[str]]:
+    """``paths`` in lists of about NOTIFY_BYTES of JSON each."""
+    batch: list[str] = []
+    size = 0
+    for path in paths:
+        if batch and size + len(path) + 4 > NOTIFY_BYTES:
+            yield batch
+            batch, size = [], 0
+        batch.append(path)
+        size += len(path) + 4  # the quotes, a comma and a space
+    if batch:
+        yield batch
 
 
 def parse_announcement(payload: str, memory: str) -> tuple[bool, list[str] | None]:

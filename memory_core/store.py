@@ -236,12 +236,9 @@ def _delete_chunks(conn: Any, path: str) -> list[int]:
 
 
 def replace_file(
-    conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk], text: str | None = None
+    conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]
 ) -> tuple[list[int], list[int]]:
-    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids).
-
-    ``text``, the file's content, is not kept: a SQLite index lives beside the files it indexes.
-    """
+    """Replace a file's chunks (inside the caller's transaction); returns (removed ids, new ids)."""
     if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
         write_meta(conn, FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, path)
@@ -262,8 +259,9 @@ def replace_file(
 
 
 def replace_files(conn: Any, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]:
-    """:func:`replace_file` for each change, in order (inside the caller's transaction)."""
-    return [replace_file(conn, c.path, c.source, c.state, c.chunks, c.text) for c in changes]
+    """:func:`replace_file` for each change, in order (inside the caller's transaction). The files' text is
+    not kept: a SQLite index lives beside the files it indexes."""
+    return [replace_file(conn, c.path, c.source, c.state, c.chunks) for c in changes]
 
 
 def file_text(conn: Any, path: str) -> str | None:

@@ -113,8 +113,10 @@ class Syncer:
     async def learn_identity(self) -> None:
         """Read how the index was built and when it was last synced (at open, and on a host that serves
         an index another host builds)."""
-        self.stored = await self.index.read(self.ops.read_meta, "identity")
-        self.last_sync = await self.index.read(self.ops.read_meta, "last_sync")
+        ops = self.ops
+        self.stored, self.last_sync = await self.index.read(
+            lambda conn: (ops.read_meta(conn, "identity"), ops.read_meta(conn, "last_sync"))
+        )
         # A replica never chunks anything: the index is the indexing host's, whatever its own settings say.
         built_here = self.settings.replica or (self.stored or {}).get("chunks") == self.chunk_identity()
         if self.last_sync is not None and self.stored and built_here and self.state == "starting":

@@ -151,14 +151,19 @@ def _refusal(rel: str, exc: OSError) -> PathError:
     return PathError(f"cannot access {rel}: {exc.strerror}")
 
 
-def answer_path(raw: str) -> str:
-    """``raw`` as an answer path (``memory/2026-01-31.md``, ``../vault/x.md``), by its spelling alone: for
-    a host that serves a memory from its store and has no files to resolve it against."""
+def _spelled(raw: str) -> str:
+    """A caller's path, trimmed and with ``/`` separators; PathError when it is empty or holds a NUL."""
     if not isinstance(raw, str) or not raw.strip():
         raise PathError("path is empty: pass a path exactly as memory_search returned it, e.g. 'MEMORY.md'")
     if "\x00" in raw:
         raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
-    text = raw.strip().replace("\\", "/")
+    return raw.strip().replace("\\", "/")
+
+
+def answer_path(raw: str) -> str:
+    """``raw`` as an answer path (``memory/2026-01-31.md``, ``../vault/x.md``), by its spelling alone: for
+    a host that serves a memory from its store and has no files to resolve it against."""
+    text = _spelled(raw)
     if text.startswith("/") or re.match(r"[A-Za-z]:", text):
         raise PathError(f"{raw!r} is an absolute path; pass a path exactly as memory_search returned it")
     return posixpath.normpath(text)
@@ -302,11 +307,7 @@ class Workspace:
 
     def resolve(self, raw: str, *, must_exist: bool = True) -> MemoryFile:
         """Check that ``raw`` names a memory file and return it; PathError with the reason otherwise."""
-        if not isinstance(raw, str) or not raw.strip():
-            raise PathError("path is empty: pass a path exactly as memory_search returned it, e.g. 'MEMORY.md'")
-        if "\x00" in raw:
-            raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
-        given = Path(raw.strip().replace("\\", "/"))
+        given = Path(_spelled(raw))
         if self.sessions_dir is not None and given.parts[:1] == (SESSIONS_PREFIX,):
             transcript = self._resolve_transcript(raw, given)
             if transcript is not None:

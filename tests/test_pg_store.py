@@ -17,7 +17,7 @@ import pytest
 from memdex.memory_core import ConfigError, MemoryEngine, StoreError, load_settings, pg_store, store
 from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.filters import SearchFilter
-from memdex.memory_core.records import FileState
+from memdex.memory_core.records import FileChange, FileState
 from memdex.memory_core.textutil import sha256_hex
 
 MakeEngine = Callable[..., MemoryEngine]
@@ -57,8 +57,7 @@ def pg(pg_url: str) -> Iterator[Any]:
 
 def _fill(ops: Any, conn: Any, corpus: dict[str, list[str]]) -> None:
     with ops.transaction(conn):
-        for path, texts in corpus.items():
-            ops.replace_file(conn, path, "memory", FileState(path, 0, 0), _chunks(texts))
+        ops.replace_files(conn, [FileChange(path, "memory", FileState(path, 0, 0), _chunks(texts)) for path, texts in corpus.items()])
 
 
 def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFilter | None) -> list[tuple[str, int, float]]:
@@ -78,7 +77,7 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
     corpus["notes/misc.md"] = corpus["notes/misc.md"][:3]
     for ops, conn in ((store, lite), (pg_store, pg)):
         with ops.transaction(conn):
-            ops.replace_file(conn, "notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"]))
+            ops.replace_files(conn, [FileChange("notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"]))])
             ops.delete_files(conn, ["memory/2026-01-10.md"])
     assert store.counts(lite) == pg_store.counts(pg)
 
@@ -233,3 +232,16 @@ async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str,
                 continue
         assert receipt is not None
         assert [h.path for h in (await engine.search("restart")).results] == [receipt.path]
+
+
+async def test_a_repair_starts_an_empty_index_that_a_sync_refills(pg_url: str, workspace: Path, write: Write) -> None:
+    write("MEMORY.md", "- the plover nests in May\n")
+    settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": pg_url}})
+    async with MemoryEngine(settings, background_sync=False) as engine:
+        await engine.sync()
+        await engine.index.repair()
+        assert (await engine.status()).files == 0 and (await engine.search("plover")).results == []
+        assert (await engine.sync()).changed == 1
+        assert [h.path for h in (await engine.search("plover")).results] == ["MEMORY.md"]
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM memdex_indexes").fetchone()[0] == 1  # the old one deleted
