@@ -16,6 +16,19 @@ def load(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8").strip()
 
 
+# What memory_get reads: the file itself, or, on a replica with no files, the copy its database keeps.
+FRESHNESS = "{{freshness}}"
+_READS = {
+    False: "Reads the file on disk, so it is always current.",
+    True: "This server is a replica without the files: it reads each file as its indexing host last stored it.",
+}
+
+
+def memory_get_text(replica: bool) -> str:
+    """memory_get's description, saying where its lines come from."""
+    return load("tools/memory_get.md").replace(FRESHNESS, _READS[replica])
+
+
 def render_flush(day: dt.date, now: dt.datetime, zone: ZoneInfo | None) -> str:
     """The pre-compaction flush message for ``day``, ending with the current time."""
     text = load("memory_flush.md").replace(DATE_PLACEHOLDER, day.isoformat())

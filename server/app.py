@@ -224,7 +224,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     @mcp.tool(
         name="memory_get",
         title="Read memory lines",
-        description=prompts.load("tools/memory_get.md"),
+        description=prompts.memory_get_text(settings.replica),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     @per_agent

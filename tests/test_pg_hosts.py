@@ -66,8 +66,10 @@ async def test_a_replica_serves_search_and_reads_from_the_database_and_refuses_w
     assert not list(nowhere.iterdir())  # nothing was written where the replica runs
 
     async with build_server_client(_settings(nowhere, pg_url, replica=True)) as client:
-        tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert tools == {"memory_search", "memory_get"}
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"memory_search", "memory_get"}
+        reads = tools["memory_get"].description or ""
+        assert "replica without the files" in reads and "on disk" not in reads and "{{" not in reads
 
 
 @contextlib.asynccontextmanager
