@@ -64,3 +64,33 @@ class PgServer:
         with contextlib.suppress(psutil.Error):
             if self.pid is not None and str(self._dir) in " ".join(psutil.Process(self.pid).cmdline()):
                 os.kill(self.pid, signal.SIGQUIT)
+
+
+def check_consistent(conn: Any) -> None:
+    """The PostgreSQL index adds up: every file has its chunks and every chunk its postings in its
+    block's doclists, which are well formed; the statistics BM25 reads (chunks and tokens) match them."""
+    assert conn.execute(
+        "SELECT count(*) FROM memdex_files f WHERE NOT EXISTS "
+        "(SELECT 1 FROM memdex_chunks c WHERE c.index_id = f.index_id AND c.path = f.path)"
+    ).fetchone()[0] == 0
+    assert conn.execute(
+        "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_files f "
+        "WHERE f.index_id = c.index_id AND f.path = c.path)"
+    ).fetchone()[0] == 0
+    assert conn.execute(
+        "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_doclists d "
+        "WHERE d.index_id = c.index_id AND d.block = c.block AND c.id = ANY(d.chunk_ids))"
+    ).fetchone()[0] == 0
+    assert conn.execute(  # every doclist names chunks of its own block, one tf and length each, tf places each, in them
+        "SELECT count(*) FROM memdex_doclists d WHERE cardinality(d.chunk_ids) = 0 OR cardinality(d.tfs) <> cardinality(d.chunk_ids) "
+        "OR cardinality(d.doc_lens) <> cardinality(d.chunk_ids) "
+        "OR cardinality(d.pos) <> (SELECT sum(n) FROM unnest(d.tfs) AS n) "
+        "OR EXISTS (SELECT 1 FROM unnest(d.pos) AS k WHERE NOT (k >> 20) = ANY(d.chunk_ids)) "
+        "OR EXISTS (SELECT 1 FROM unnest(d.chunk_ids) AS x(id) "
+        "WHERE NOT EXISTS (SELECT 1 FROM memdex_chunks c WHERE c.id = x.id AND c.block = d.block AND c.index_id = d.index_id))"
+    ).fetchone()[0] == 0
+    stats = conn.execute(
+        "SELECT s.rows, s.tokens, (SELECT count(*) FROM memdex_chunks c WHERE c.index_id = s.index_id), "
+        "(SELECT coalesce(sum(doc_len), 0) FROM memdex_chunks c WHERE c.index_id = s.index_id) FROM memdex_fts_stats s"
+    ).fetchall()
+    assert all(rows == chunks and tokens == lengths for rows, tokens, chunks, lengths in stats), stats

@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from helpers import eventually, free_port, stop_process
 from mcp import Client
+from pg import check_consistent
 
 from memdex.memory_core import InputError, MemoryEngine, PathError, load_settings
 from memdex.memory_core.config import ChunkingSettings
@@ -244,12 +245,12 @@ def test_kill_9_during_a_sync_leaves_the_database_consistent(
             time.sleep(0.005)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        _check_consistent(conn)
+        check_consistent(conn)
         assert _files(conn) < 60
     rerun = subprocess.run(command, env=_env(tmp_path, pg_url), capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        _check_consistent(conn)
+        check_consistent(conn)
         assert _files(conn) == 60
 
 
@@ -268,31 +269,6 @@ def _files(conn: Any) -> int:
         return int(conn.execute("SELECT count(*) FROM memdex_files").fetchone()[0])
     except psycopg.errors.UndefinedTable:
         return 0
-
-
-def _check_consistent(conn: Any) -> None:
-    """Every file has its chunks and every chunk its postings; the statistics BM25 reads (term counts,
-    chunks and tokens) add up."""
-    assert conn.execute(
-        "SELECT count(*) FROM memdex_files f WHERE NOT EXISTS "
-        "(SELECT 1 FROM memdex_chunks c WHERE c.index_id = f.index_id AND c.path = f.path)"
-    ).fetchone()[0] == 0
-    assert conn.execute(
-        "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_files f "
-        "WHERE f.index_id = c.index_id AND f.path = c.path)"
-    ).fetchone()[0] == 0
-    assert conn.execute(
-        "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_postings p WHERE p.chunk_id = c.id)"
-    ).fetchone()[0] == 0
-    assert conn.execute(  # each term's chunk count, kept for BM25, matches its postings
-        "SELECT count(*) FROM memdex_terms t FULL JOIN (SELECT index_id, term, count(*) AS n FROM memdex_postings "
-        "GROUP BY 1, 2) p USING (index_id, term) WHERE coalesce(t.chunks, 0) <> coalesce(p.n, 0)"
-    ).fetchone()[0] == 0
-    stats = conn.execute(
-        "SELECT s.rows, s.tokens, (SELECT count(*) FROM memdex_chunks c WHERE c.index_id = s.index_id), "
-        "(SELECT coalesce(sum(doc_len), 0) FROM memdex_chunks c WHERE c.index_id = s.index_id) FROM memdex_fts_stats s"
-    ).fetchall()
-    assert all(rows == chunks and tokens == lengths for rows, tokens, chunks, lengths in stats), stats
 
 
 def test_the_cli_indexes_searches_and_reports_a_postgres_memory(tmp_path: Path, pg_url: str, workspace: Path, write: Write) -> None:

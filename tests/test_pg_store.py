@@ -13,8 +13,9 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
+from pg import check_consistent
 
-from memdex.memory_core import ConfigError, MemoryEngine, StoreError, load_settings, pg_store, store
+from memdex.memory_core import ConfigError, MemoryEngine, StoreError, fts_tokens, load_settings, pg_store, store
 from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.records import FileChange, FileState
@@ -66,9 +67,12 @@ def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFil
     return [(row.path, row.start_line, row.rank) for row in rows]
 
 
-def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: Any) -> None:
+@pytest.mark.parametrize("block", [5, pg_store.BLOCK_CHUNKS])
+def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: Any, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same chunks, the same queries: the same hits in the same order with the same bm25() values,
-    with filters and the rare-term shortcut, and the same term counts (phrases included)."""
+    with filters and the rare-term shortcut, and the same term counts (phrases included), whether a
+    file's chunks share their doclists' blocks with other files or not."""
+    monkeypatch.setattr(pg_store, "BLOCK_CHUNKS", block)
     corpus = _corpus()
     lite = store.open_index(tmp_path / "idx.sqlite")
     _fill(store, lite, corpus)
@@ -80,6 +84,7 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
             ops.replace_files(conn, [FileChange("notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"]))])
             ops.delete_files(conn, ["memory/2026-01-10.md"])
     assert store.counts(lite) == pg_store.counts(pg)
+    check_consistent(pg.raw)
 
     rng = random.Random(11)
     filters = [
@@ -183,6 +188,60 @@ def test_migrations_apply_once_each_and_are_named(pg_url: str) -> None:
         names = [row[0] for row in raw.execute("SELECT name FROM memdex_migrations ORDER BY name")]
         assert names == [name for name, _ in pg_store.MIGRATIONS]
         assert raw.execute("SELECT count(*) FROM memdex_memories").fetchone()[0] == 2
+
+
+def _write_0001_layout(conn: Any, corpus: dict[str, list[str]]) -> None:
+    """Index ``corpus`` as the schema of migration 0001 held it: a postings row per term per chunk, and
+    each term's chunk count."""
+    texts = [(path, line, text) for path, chunk_texts in corpus.items() for line, text in enumerate(chunk_texts, 1)]
+    tokens = 0
+    with conn.raw.transaction():
+        for path, line, text in texts:
+            postings = fts_tokens.doclists([1], [text], 1)
+            cid = conn.execute(
+                "INSERT INTO memdex_chunks (index_id, path, source, start_line, end_line, hash, text, doc_len) "
+                "VALUES (%s, %s, 'memory', %s, %s, %s, %s, %s) RETURNING id",
+                (conn.index_id, path, line, line, sha256_hex(text), text, postings.lengths[0]),
+            ).fetchone()[0]
+            tokens += postings.lengths[0]
+            for term, _, _, tf, length, places in postings.rows:
+                conn.execute("INSERT INTO memdex_postings VALUES (%s, %s, %s, %s, %s, %s)",
+                             (conn.index_id, term, cid, int(tf), int(length), [int(k) & 0xFFFFF for k in places.split(",")]))  # fmt: skip
+                conn.execute("INSERT INTO memdex_terms VALUES (%s, %s, 1) ON CONFLICT (index_id, term) "
+                             "DO UPDATE SET chunks = memdex_terms.chunks + 1", (conn.index_id, term))  # fmt: skip
+        conn.execute("UPDATE memdex_fts_stats SET rows = %s, tokens = %s WHERE index_id = %s", (len(texts), tokens, conn.index_id))
+        for path in corpus:
+            conn.execute("INSERT INTO memdex_files VALUES (%s, %s, 'memory', 'h', 0, 0, 0, NULL)", (conn.index_id, path))
+
+
+def test_an_index_written_before_block_doclists_ranks_the_same_after_the_migration(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0002 turns every postings row into a one-chunk doclist: the upgraded index answers as
+    SQLite does, and a file replaced afterwards mixes old and new blocks correctly."""
+    corpus = _corpus(seed=3)
+    lite = store.open_index(tmp_path / "idx.sqlite")
+    _fill(store, lite, corpus)
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        conn = pg_store.PgConn(raw, "before")
+        monkeypatch.setattr(pg_store, "MIGRATIONS", pg_store.MIGRATIONS[:1])
+        pg_store.prepare(conn)
+        pg_store.follow_live(conn)
+        _write_0001_layout(conn, corpus)
+        monkeypatch.undo()
+        pg_store.prepare(conn)
+        assert raw.execute("SELECT count(*) FROM memdex_migrations").fetchone()[0] == len(pg_store.MIGRATIONS)
+        check_consistent(raw)
+        change = FileChange("notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"][:2]))
+        for ops, c in ((store, lite), (pg_store, conn)):
+            with ops.transaction(c):
+                ops.replace_files(c, [change])
+        check_consistent(raw)
+        for terms in (["kafka"], ["backup", "lentil"], ["postgres_url"], ["the", "cumin", "carol"], ["deploys"]):
+            ours, theirs = _ranking(pg_store, conn, terms, 10, None), _ranking(store, lite, terms, 10, None)
+            assert theirs and [hit[:2] for hit in ours] == [hit[:2] for hit in theirs], terms
+            assert all(abs(a[2] - b[2]) < 1e-9 for a, b in zip(ours, theirs, strict=True)), terms
+    lite.close()
 
 
 async def test_two_engines_starting_at_once_on_a_new_database_both_open(pg_url: str, workspace: Path) -> None:
