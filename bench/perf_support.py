@@ -16,6 +16,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -338,9 +339,20 @@ def local_postgres(folder: Path) -> Iterator[str]:
 
         folder.mkdir(parents=True, exist_ok=True)
         server = pgserver.get_server(folder, cleanup_mode="stop")
-    try:
-        yield str(server.get_uri("postgres"))
-    finally:
+
+    def stop() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             server.cleanup()
+
+    def stop_then_exit(signum: int, _frame: Any) -> None:  # a bench killed with SIGTERM stops its server first
+        signal.signal(signum, signal.SIG_DFL)
+        stop()
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop_then_exit)
+    try:
+        yield str(server.get_uri("postgres"))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        stop()
