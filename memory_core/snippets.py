@@ -4,7 +4,8 @@ A chunk holds ~1,600 characters and the line that answers a question is rarely i
 snippet is not the chunk's head: it is the run of whole lines that scores highest for the query's
 terms (each term weighted by how rare it is among the candidates' lines, so "like" counts for
 little and "camping" for much), widened with the lines around it while it fits. The answer as a
-whole keeps within a character budget, filled best hit first; the top hit is always shown.
+whole keeps within a character budget, filled best hit first; the top hit is always shown, and what
+the hits leave of the budget shows more of the best ones.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def fit(
 
     Each snippet gets up to ``snippet_chars``. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
     left, the remaining items are left out; their number is returned beside the hits. The first hit
-    is always kept, trimmed to the budget around its best lines.
+    is always kept, trimmed to the budget around its best lines. When every item fits, what they
+    leave of the budget widens the snippets again, best first (:func:`_widened`).
     """
     scorer = LineScorer(terms, (item.row.text for item in items))
     chosen: list[tuple[Ranked, Window]] = []
@@ -178,7 +180,20 @@ def fit(
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1))
         used += len(window.text)
         chosen.append((item, window))
-    return chosen, 0
+    return _widened(chosen, scorer, budget - used), 0
+
+
+def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int) -> list[tuple[Ranked, Window]]:
+    """The snippets grown, best hit first, by what every hit left of the budget, up to their chunks."""
+    for at, (item, window) in enumerate(chosen):
+        row = item.row
+        if spare < MIN_SNIPPET_CHARS:
+            break
+        if len(window.text) < len(row.text):
+            wider = best_window(row.text, row.start_line, row.end_line, scorer, len(window.text) + spare)
+            spare -= len(wider.text) - len(window.text)
+            chosen[at] = (item, wider)
+    return chosen
 
 
 def to_hit(item: Ranked, window: Window, explanation: Explanation | None = None) -> Hit:

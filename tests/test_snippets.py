@@ -80,6 +80,26 @@ def test_the_budget_is_filled_best_first_and_the_top_hit_is_never_dropped() -> N
     assert (top.chunk_start_line, top.chunk_end_line, top.start_line, top.end_line) == (1, 6, 1, 1)
 
 
+def test_budget_the_hits_leave_widens_the_best_snippets_first_up_to_their_chunks() -> None:
+    """Two long chunks and a short one under a 4,000-character budget: each snippet starts at 700
+    characters, then what is left grows the top hit to its whole chunk and the second as far as it fits;
+    the answer stays within the budget and every snippet is whole lines of its chunk."""
+    lines = [FILLER] * 30
+    lines[14] = "- **Mel**: we went camping with the turtles at the lake last weekend"
+    items = [chunk(lines, cid=1, path="memory/a.md"), chunk(lines, cid=2, path="memory/b.md"), chunk(["- camping"], cid=3, path="memory/c.md")]
+    chosen, left_out = fit(items, ["camping", "turtles"], 4000, 700)
+    sizes = [len(window.text) for _, window in chosen]
+    assert left_out == 0 and sum(sizes) <= 4000
+    assert chosen[0][1].text == items[0].row.text  # the whole of the best chunk (2,459 characters)
+    assert 700 < sizes[1] < len(items[1].row.text) and "camping with the turtles" in chosen[1][1].text
+    assert chosen[2][1].text == "- camping"
+    for item, window in chosen:
+        rows = item.row.text.split("\n")
+        assert window.text == "\n".join(rows[window.start_line - 1 : window.end_line])
+    narrow = [len(window.text) for _, window in fit(items, ["camping", "turtles"], 2100, 700)[0]]
+    assert sum(narrow) <= 2100 and narrow[0] > 700 and narrow[1] <= 700  # ~690 left: all to the top hit
+
+
 async def test_search_shows_the_deep_line_and_memory_get_reads_exactly_it(
     make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
 ) -> None:
