@@ -67,8 +67,8 @@ class PgServer:
 
 
 def check_consistent(conn: Any) -> None:
-    """The PostgreSQL index adds up: every file has its chunks and every chunk its postings in its
-    block's doclists, which are well formed; the statistics BM25 reads (chunks and tokens) match them."""
+    """The PostgreSQL index adds up: every file has its chunks, every chunk with a term its postings in
+    its block's doclists, which are well formed; the statistics BM25 reads (chunks, tokens) match them."""
     assert conn.execute(
         "SELECT count(*) FROM memdex_files f WHERE NOT EXISTS "
         "(SELECT 1 FROM memdex_chunks c WHERE c.index_id = f.index_id AND c.path = f.path)"
@@ -78,7 +78,7 @@ def check_consistent(conn: Any) -> None:
         "WHERE f.index_id = c.index_id AND f.path = c.path)"
     ).fetchone()[0] == 0
     assert conn.execute(
-        "SELECT count(*) FROM memdex_chunks c WHERE NOT EXISTS (SELECT 1 FROM memdex_doclists d "
+        "SELECT count(*) FROM memdex_chunks c WHERE c.doc_len > 0 AND NOT EXISTS (SELECT 1 FROM memdex_doclists d "
         "WHERE d.index_id = c.index_id AND d.block = c.block AND c.id = ANY(d.chunk_ids))"
     ).fetchone()[0] == 0
     assert conn.execute(  # every doclist names chunks of its own block, one tf and length each, tf places each, in them
