@@ -13,8 +13,10 @@ deleted. There is no file to damage: ``damaged`` stays False, and :meth:`repair`
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -215,28 +217,21 @@ class PostgresIndex:
 
     async def follow(self, changed: Callable[[list[str] | None], None]) -> None:
         """Until cancelled, pass on what other processes change in this memory, as PostgreSQL's
-        LISTEN/NOTIFY tells it (on an asynchronous connection of its own: waiting holds no thread).
+        LISTEN/NOTIFY tells it, through the listener this process shares for the database
+        (:class:`_SharedListener`: waiting holds no thread, and one connection serves every memory).
 
         This process's own writes are left out (its syncer tells of them). A lost connection is
         reopened after a pause; changes made meanwhile are not told (searches still see them).
         """
+        await _SharedListener.of(self.url).follow(self, changed)
+
+    def heard(self, note: psycopg.Notify, changed: Callable[[list[str] | None], None]) -> None:
+        """Pass on ``note`` if it tells of another session's change to this memory."""
+        ours, paths = pg_store.parse_announcement(note.payload, self.memory)
         writer = self._writer
-        assert writer is not None
-        own = writer.raw.info.backend_pid
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
-                ) as listener:
-                    await listener.execute(f"LISTEN {pg_store.CHANGES_CHANNEL}")
-                    async for note in listener.notifies():
-                        ours, paths = pg_store.parse_announcement(note.payload, self.memory)
-                        if ours and note.pid != own:
-                            self._counts.drop()
-                            changed(paths)
-            except psycopg.Error as exc:
-                logger.warning("listening for changes in %s failed (%s); again in %.0fs", self.location, exc, RELISTEN)
-            await anyio.sleep(RELISTEN)
+        if ours and writer is not None and note.pid != writer.raw.info.backend_pid:
+            self._counts.drop()
+            changed(paths)
 
     # Rebuilds -----------------------------------------------------------------------------------
 
@@ -329,6 +324,58 @@ class PostgresIndex:
         logger.warning("%s is being rebuilt from the Markdown", self.location)
         await self.write(self._go_live, None)
         self.damaged = False
+
+
+class _SharedListener:
+    """The change listener of one database in this process (one per event loop), shared by every
+    memory the process follows there: one LISTEN connection instead of one per memory. The first
+    follower to find no one listening listens for all; when it stops, a waiting follower takes over."""
+
+    _all: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _SharedListener]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.followers: dict[PostgresIndex, Callable[[list[str] | None], None]] = {}
+        self.listening = False
+        self.idle = anyio.Event()
+
+    @classmethod
+    def of(cls, url: str) -> _SharedListener:
+        per_loop = cls._all.setdefault(asyncio.get_running_loop(), {})
+        if url not in per_loop:
+            per_loop[url] = cls(url)
+        return per_loop[url]
+
+    async def follow(self, index: PostgresIndex, changed: Callable[[list[str] | None], None]) -> None:
+        self.followers[index] = changed
+        try:
+            while True:
+                if self.listening:
+                    await self.idle.wait()
+                    continue
+                self.listening = True
+                try:
+                    await self._listen()
+                finally:
+                    self.listening = False
+                    self.idle.set()
+                    self.idle = anyio.Event()
+        finally:
+            del self.followers[index]
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                ) as listener:
+                    await listener.execute(f"LISTEN {pg_store.CHANGES_CHANNEL}")
+                    async for note in listener.notifies():
+                        for index, changed in list(self.followers.items()):
+                            index.heard(note, changed)
+            except psycopg.Error as exc:
+                logger.warning("listening for changes in the %s failed (%s); again in %.0fs", describe(self.url), exc, RELISTEN)
+            await anyio.sleep(RELISTEN)
 
 
 def _read_only(raw: Any) -> None:

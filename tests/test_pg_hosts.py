@@ -112,6 +112,63 @@ async def test_a_replica_hears_of_every_change_the_indexing_host_makes(
     assert sum(paths.count("MEMORY.md") for paths in own) == 1  # not told again through the database
 
 
+async def test_memories_followed_by_one_process_share_one_listener(pg_url: str, tmp_path: Path) -> None:
+    """Four engines on two memories in one process hold one LISTEN connection between them; each
+    replica hears only its own memory's changes, and when the engine that listens for all closes,
+    another takes over on a new connection."""
+    folders = {name: tmp_path / name for name in ("a", "b", "replica")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        if name != "replica":
+            (folder / "MEMORY.md").write_text(f"# Memory {name}\n")
+    heard: dict[str, list[list[str]]] = {"a": [], "b": []}
+
+    def listener(name: str) -> Callable[[list[str]], Any]:
+        async def listen(paths: list[str]) -> None:
+            heard[name].append(paths)
+
+        return listen
+
+    def listeners() -> list[int]:
+        with psycopg.connect(pg_url) as raw:
+            return [row[0] for row in raw.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+            )]  # fmt: skip
+
+    async def one_listener(other_than: int | None = None) -> bool:
+        pids = await anyio.to_thread.run_sync(listeners)
+        return len(pids) == 1 and pids[0] != other_than
+
+    opened, close_first = anyio.Event(), anyio.Event()
+
+    async def first_replica() -> None:  # the first to follow: it listens for all, until it closes
+        async with MemoryEngine(_settings(folders["replica"], pg_url, memory="a", replica=True)) as replica_a:
+            replica_a.add_change_listener(listener("a"))
+            opened.set()
+            await close_first.wait()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(first_replica)
+        await opened.wait()
+        async with (
+            MemoryEngine(_settings(folders["a"], pg_url, memory="a"), background_sync=False) as host_a,
+            MemoryEngine(_settings(folders["b"], pg_url, memory="b"), background_sync=False) as host_b,
+            MemoryEngine(_settings(folders["replica"], pg_url, memory="b", replica=True)) as replica_b,
+        ):
+            replica_b.add_change_listener(listener("b"))
+            await eventually(one_listener, "one LISTEN connection for the four engines")
+            (first,) = await anyio.to_thread.run_sync(listeners)
+            await host_a.append("the avocet count is done", target="long_term")
+            await eventually(lambda: _flat(heard["a"], "MEMORY.md"), "memory a's change, told to its replica")
+            assert heard["b"] == []
+            close_first.set()
+            await eventually(lambda: one_listener(other_than=first), "another engine listening in its place")
+            await host_b.append("the bittern count is done", target="long_term")
+            await eventually(lambda: _flat(heard["b"], "MEMORY.md"), "memory b's change, told after the takeover")
+            assert heard["a"] == [["MEMORY.md"]]
+            assert (await replica_b.search("bittern")).results and not (await host_a.search("bittern")).results
+
+
 async def _true(value: bool) -> bool:
     return value
 
