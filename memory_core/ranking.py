@@ -47,6 +47,16 @@ def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
     return max(bm25_share(row.rank, weights), term_coverage(weights, row.text))
 
 
+def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
+    """The keyword side of weighted fusion, 0..1: FTS5's bm25 ``s`` as ``s / (1 + s)``, or the
+    IDF-weighted coverage if larger. Unlike :func:`keyword_score`'s share, which reaches 1 for every
+    strong match of a long query, it keeps ordering strong matches, so the vector side does not
+    decide among them alone (measured at 0.2/0.8: CISI nDCG@10 0.401 → 0.445, SciFact 0.715 → 0.732,
+    LoCoMo 0.783 → 0.785; keyword-only ranking keeps the share, which SciFact's floor needs)."""
+    strength = -row.rank if row.rank < 0 else 0.0
+    return max(strength / (1.0 + strength), term_coverage(weights, row.text))
+
+
 def rank_keyword(
     rows: Sequence[ChunkRow], weights: TermWeights, limit: int, query: QuerySettings, today: dt.date
 ) -> list[Ranked]:
@@ -83,7 +93,8 @@ def rank_hybrid(
     if query.fusion == "rrf":
         fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k, vector_weight, text_weight)
     else:
-        fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * text.get(cid, 0.0) for cid in rows}
+        fusing = {row.id: fusion_keyword_score(row, weights) for row in keyword_rows}
+        fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * fusing.get(cid, 0.0) for cid in rows}
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
     kept = [item for item in ordered if max(item.text_score or 0.0, item.vector_score or 0.0) >= min_score]

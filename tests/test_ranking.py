@@ -35,6 +35,18 @@ def test_weighted_fusion_combines_normalised_weights() -> None:
     assert by_path["b.md"].score == pytest.approx(0.7 * 0.9) and by_path["b.md"].text_score is None
 
 
+def test_fusion_still_orders_strong_keyword_matches_whose_shares_both_reach_1() -> None:
+    """A long query's two strong keyword matches both hold its whole share (text score 1.0), but one
+    matches far better (bm25 -60 against -23): at 0.2/0.8 it stays first although the other's vector is
+    a little closer. (With the capped share in the sum, the vector alone decided: CISI lost 0.044 nDCG@10.)"""
+    terms = ["ferns", "moss", "lichen", "spores", "canopy", "humidity"]
+    keyword = [row(1, "strong.md", "ferns moss", -60.0), row(2, "weaker.md", "lichen spores", -23.0)]
+    vector = [row(2, "weaker.md", "lichen spores", 0.45), row(1, "strong.md", "ferns moss", 0.50)]
+    hits = rank_hybrid(keyword, vector, weigh(terms), 5, 0.0, QuerySettings(), TODAY)
+    assert [h.text_score for h in hits] == [1.0, 1.0]
+    assert [h.path for h in hits] == ["strong.md", "weaker.md"]
+
+
 def test_min_score_keeps_what_either_side_scores_high_enough() -> None:
     """With keyword-heavy weights a strong paraphrase (vector only) still passes; a weak neighbour does not."""
     keyword = [row(1, "kw.md", "alpha", -3.0)]
