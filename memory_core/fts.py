@@ -123,6 +123,13 @@ def query_share(weights: TermWeights, text: str) -> float:
     return term_coverage(weights, text) * sum(weights.weights) / total if total > 0 else 0.0
 
 
+def bm25_strength(rank: float) -> float:
+    """An FTS5 ``bm25()`` value (negative; lower is better) as ``s / (1 + s)`` of its strength ``s``:
+    0..1, and still growing for the strongest matches (no cap)."""
+    strength = -rank if rank < 0 else 0.0
+    return strength / (1.0 + strength)
+
+
 def bm25_share(rank: float, weights: TermWeights) -> float:
     """An FTS5 ``bm25()`` value (negative; lower is better) as a share of ``weights.bm25_scale``, at most 1."""
     if rank >= 0 or weights.bm25_scale <= 0:

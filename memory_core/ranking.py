@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from .config import QuerySettings
 from .filters import log_date
-from .fts import TermWeights, bm25_share, query_share, term_coverage
+from .fts import TermWeights, bm25_share, bm25_strength, query_share, term_coverage
 from .records import ChunkRow
 
 _WORD = re.compile(r"[^\W_]+")
@@ -53,8 +53,7 @@ def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
     strong match of a long query, it keeps ordering strong matches, so the vector side does not
     decide among them alone (measured at 0.2/0.8: CISI nDCG@10 0.401 → 0.445, SciFact 0.715 → 0.732,
     LoCoMo 0.783 → 0.785; keyword-only ranking keeps the share, which SciFact's floor needs)."""
-    strength = -row.rank if row.rank < 0 else 0.0
-    return max(strength / (1.0 + strength), term_coverage(weights, row.text))
+    return max(bm25_strength(row.rank), term_coverage(weights, row.text))
 
 
 def rank_keyword(

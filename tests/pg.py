@@ -19,6 +19,8 @@ from typing import Any
 
 import psycopg
 
+from memdex.memory_core.fts_tokens import POSITION_BITS
+
 _names = itertools.count(1)
 
 
@@ -85,7 +87,7 @@ def check_consistent(conn: Any) -> None:
         "SELECT count(*) FROM memdex_doclists d WHERE cardinality(d.chunk_ids) = 0 OR cardinality(d.tfs) <> cardinality(d.chunk_ids) "
         "OR cardinality(d.doc_lens) <> cardinality(d.chunk_ids) "
         "OR cardinality(d.pos) <> (SELECT sum(n) FROM unnest(d.tfs) AS n) "
-        "OR EXISTS (SELECT 1 FROM unnest(d.pos) AS k WHERE NOT (k >> 20) = ANY(d.chunk_ids)) "
+        f"OR EXISTS (SELECT 1 FROM unnest(d.pos) AS k WHERE NOT (k >> {POSITION_BITS}) = ANY(d.chunk_ids)) "
         "OR EXISTS (SELECT 1 FROM unnest(d.chunk_ids) AS x(id) "
         "WHERE NOT EXISTS (SELECT 1 FROM memdex_chunks c WHERE c.id = x.id AND c.block = d.block AND c.index_id = d.index_id))"
     ).fetchone()[0] == 0

@@ -206,7 +206,7 @@ def _write_0001_layout(conn: Any, corpus: dict[str, list[str]]) -> None:
             tokens += postings.lengths[0]
             for term, _, _, tf, length, places in postings.rows:
                 conn.execute("INSERT INTO memdex_postings VALUES (%s, %s, %s, %s, %s, %s)",
-                             (conn.index_id, term, cid, int(tf), int(length), [int(k) & 0xFFFFF for k in places.split(",")]))  # fmt: skip
+                             (conn.index_id, term, cid, int(tf), int(length), [int(k) & ((1 << fts_tokens.POSITION_BITS) - 1) for k in places.split(",")]))  # fmt: skip
                 conn.execute("INSERT INTO memdex_terms VALUES (%s, %s, 1) ON CONFLICT (index_id, term) "
                              "DO UPDATE SET chunks = memdex_terms.chunks + 1", (conn.index_id, term))  # fmt: skip
         conn.execute("UPDATE memdex_fts_stats SET rows = %s, tokens = %s WHERE index_id = %s", (len(texts), tokens, conn.index_id))
