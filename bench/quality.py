@@ -267,7 +267,7 @@ METRICS: dict[str, Metric] = {
 # Chat sets: session recall from the ranked answer; what the agent reads from the answer at the defaults.
 SESSION_KS = {"session_recall@5": 5, "session_recall@10": 10}
 READ_LIMITS = {"ev@2k": 2_000, "ev@4k": 4_000}  # characters of snippets an agent reads
-CHAT_METRICS = (*SESSION_KS, *READ_LIMITS, "chars", "no_results")
+CHAT_METRICS = (*SESSION_KS, *READ_LIMITS, "ev_returned", "chars", "no_results")
 
 
 def session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
@@ -287,12 +287,20 @@ def evidence_read(evidence: Sequence[str], snippets: Sequence[str], limit: int) 
     return sum(normalise_text(text) in read for text in evidence) / len(evidence)
 
 
+def evidence_returned(hits: Sequence[Hit], relevant: Grades) -> float:
+    """Share of the relevant units (evidence turns) inside a returned hit's chunk, shown in its snippet or
+    not: the most that better snippets could show; the rest is lost to ranking."""
+    return sum(any(unit.covered_by(hit) for hit in hits) for unit in relevant) / len(relevant)
+
+
 def chat_scores(query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit]) -> dict[str, float]:
-    """CHAT_METRICS: session recall of the ranked hits; ev@k, characters and emptiness of the default answer."""
+    """CHAT_METRICS: session recall of the ranked hits; ev@k, evidence in the returned chunks, characters
+    and emptiness of the default answer."""
     snippets = [hit.snippet for hit in defaults]
     return {
         **{name: session_recall_at(k, ranked, query.relevant) for name, k in SESSION_KS.items()},
         **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
+        "ev_returned": evidence_returned(defaults, query.relevant),
         "chars": float(sum(map(len, snippets))),
         "no_results": float(not defaults),
     }
@@ -987,7 +995,8 @@ def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
     out = [
         "",
         f"What the agent reads — memory_search at its defaults ({limits}): ev@2k / ev@4k = share of evidence "
-        "turns whole in the first 2,000 / 4,000 characters of the snippets; chars = characters returned; "
+        "turns whole in the first 2,000 / 4,000 characters of the snippets; ev_returned = share inside a returned "
+        "hit's chunk, shown or not (the rest is lost to ranking); chars = characters returned; "
         f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}.",
     ]
     out += [block for run in runs for block in ("", render_rows(suite, run, CHAT_METRICS))]

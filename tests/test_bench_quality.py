@@ -16,6 +16,7 @@ from bench.quality import (
     Query,
     Unit,
     evidence_read,
+    evidence_returned,
     load_locomo,
     random_queries,
     score_query,
@@ -107,6 +108,14 @@ def test_chat_scores_come_only_with_a_default_answer() -> None:
     assert set(found.scores) == {*METRICS, *CHAT_METRICS}
     assert found.scores["ev@2k"] == 1.0 and found.scores["chars"] == 22.0 and found.scores["no_results"] == 0.0
     assert found.scores["session_recall@5"] == 1.0
+
+
+def test_evidence_returned_counts_turns_inside_a_returned_chunk_shown_or_not() -> None:
+    relevant = {Unit("memory/a.md", 2, 2): 1, Unit("memory/a.md", 12, 12): 1, Unit("memory/b.md", 3, 3): 1}
+    answer = [hit("memory/a.md", "line 5 only", lines=(1, 9)), hit("memory/b.md", lines=(4, 8))]
+    assert evidence_returned(answer, relevant) == pytest.approx(1 / 3)
+    assert evidence_returned([*answer, hit("memory/b.md", lines=(3, 3))], relevant) == pytest.approx(2 / 3)
+    assert evidence_returned([], relevant) == 0.0
 
 
 def test_random_queries_are_deterministic_and_absent_from_the_workspace() -> None:
