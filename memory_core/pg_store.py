@@ -728,16 +728,18 @@ def term_counts(conn: PgConn, terms: Sequence[str]) -> dict[str, int]:
     doclists' sizes, read from the primary key; a phrase's is counted from its matches."""
     found = dict.fromkeys(terms, 0)
     tokens = {term: fts_tokens.phrase(term) for term in terms}
-    single = {tok[0]: term for term, tok in tokens.items() if len(tok) == 1}
+    single: dict[str, list[str]] = {}  # a token -> the query terms that are it ("backup", "backups")
+    for term, tok in tokens.items():
+        if len(tok) == 1:
+            single.setdefault(tok[0], []).append(term)
     if single:
         rows = conn.execute(
             "SELECT term, sum(chunks) FROM memdex_doclists WHERE index_id = %s AND term = ANY(%s) GROUP BY term",
             (conn.index_id, list(single)),
         )
         for token, held in rows:
-            for term, tok in tokens.items():
-                if tok == (token,):
-                    found[term] = int(held)
+            for term in single[token]:
+                found[term] = int(held)
     phrases = [term for term, tok in tokens.items() if len(tok) > 1]
     if phrases:
         hits, params = _hits(conn, phrases)
