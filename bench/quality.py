@@ -267,13 +267,20 @@ METRICS: dict[str, Metric] = {
 # Chat sets: session recall from the ranked answer; what the agent reads from the answer at the defaults.
 SESSION_KS = {"session_recall@5": 5, "session_recall@10": 10}
 READ_LIMITS = {"ev@2k": 2_000, "ev@4k": 4_000}  # characters of snippets an agent reads
-CHAT_METRICS = (*SESSION_KS, *READ_LIMITS, "ev_returned", "chars", "no_results")
+CHAT_METRICS = (*SESSION_KS, "turn_session_recall@5", *READ_LIMITS, "ev_returned", "chars", "no_results")
 
 
 def session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
     """Fraction of the relevant units' distinct files (one per session) among the top ``k`` hits' paths."""
     files = {unit.path for unit in relevant}
     return len(files & {hit.path for hit in hits[:k]}) / len(files)
+
+
+def turn_session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
+    """Share of the relevant units (evidence turns) whose file is among the top ``k`` hits' paths: the most
+    chunk recall@k could be with the same sessions found, however the chunks within them were chosen."""
+    files = {hit.path for hit in hits[:k]}
+    return sum(unit.path in files for unit in relevant) / len(relevant)
 
 
 def normalise_text(text: str) -> str:
@@ -299,6 +306,7 @@ def chat_scores(query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit]) ->
     snippets = [hit.snippet for hit in defaults]
     return {
         **{name: session_recall_at(k, ranked, query.relevant) for name, k in SESSION_KS.items()},
+        "turn_session_recall@5": turn_session_recall_at(5, ranked, query.relevant),  # recall@5's ceiling
         **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
         "ev_returned": evidence_returned(defaults, query.relevant),
         "chars": float(sum(map(len, snippets))),
@@ -997,7 +1005,8 @@ def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
         f"What the agent reads — memory_search at its defaults ({limits}): ev@2k / ev@4k = share of evidence "
         "turns whole in the first 2,000 / 4,000 characters of the snippets; ev_returned = share inside a returned "
         "hit's chunk, shown or not (the rest is lost to ranking); chars = characters returned; "
-        f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}.",
+        f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}; "
+        "turn_session_recall@5 = evidence turns in the top 5's files (the most chunk recall@5 could be).",
     ]
     out += [block for run in runs for block in ("", render_rows(suite, run, CHAT_METRICS))]
     out += ["", "Abstention — share of answers at the defaults with no results (random-word probes: want 1; "

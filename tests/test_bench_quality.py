@@ -17,10 +17,13 @@ from bench.quality import (
     Unit,
     evidence_read,
     evidence_returned,
+    judge,
     load_locomo,
     random_queries,
+    recall_at,
     score_query,
     session_recall_at,
+    turn_session_recall_at,
     turn_text,
 )
 from memdex.memory_core.models import Hit
@@ -95,6 +98,15 @@ def test_session_recall_counts_distinct_evidence_files_in_the_top_k() -> None:
     assert session_recall_at(2, ranked, relevant) == 0.5
     assert session_recall_at(3, ranked, relevant) == 0.5
     assert session_recall_at(4, ranked, relevant) == 1.0
+
+
+def test_turn_session_recall_counts_evidence_turns_in_the_top_k_files_the_ceiling_of_chunk_recall() -> None:
+    relevant = {Unit("memory/a.md", 2, 2): 1, Unit("memory/a.md", 5, 5): 1, Unit("memory/b.md", 3, 3): 1}
+    ranked = [hit("memory/c.md"), hit("memory/a.md", lines=(1, 3)), hit("memory/b.md")]
+    assert turn_session_recall_at(1, ranked, relevant) == 0.0
+    assert turn_session_recall_at(2, ranked, relevant) == pytest.approx(2 / 3)  # a.md's turns, one not covered
+    assert recall_at(2, judge(ranked, relevant), relevant) == pytest.approx(1 / 3)
+    assert turn_session_recall_at(3, ranked, relevant) == 1.0
 
 
 def test_chat_scores_come_only_with_a_default_answer() -> None:
