@@ -25,6 +25,7 @@ from .limits import (
     MAX_CANDIDATES,
     MAX_RESULTS,
     MIN_ANSWER_CHARS,
+    MIN_AUTH_TOKEN_CHARS,
     MIN_SNIPPET_CHARS,
     SNIPPET_CHARS,
 )
@@ -246,7 +247,9 @@ class Settings(BaseSettings):
     index_path: Path | None = Field(None, description="SQLite index file; default under the user state dir")
     timezone: str | None = Field(None, description="IANA zone for daily logs; default the system zone")
     read_only: bool = Field(False, description="remove memory_append")
-    auth_token: SecretStr | None = Field(None, description="bearer token required on HTTP transports")
+    auth_token: SecretStr | None = Field(
+        None, description=f"bearer token required on HTTP transports, at least {MIN_AUTH_TOKEN_CHARS} characters"
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
@@ -266,6 +269,28 @@ class Settings(BaseSettings):
         if duplicates := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"agent names must be unique; repeated: {', '.join(duplicates)}")
         return agents
+
+    @field_validator("auth_token")
+    @classmethod
+    def _usable_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A token that is set must be one: an empty ``MEMDEX_AUTH_TOKEN=$UNSET`` or ``--auth-token ""`` is refused,
+        never read as "a token" that an empty ``Authorization: Bearer`` header would then match."""
+        if value is None:
+            return None
+        token = value.get_secret_value()
+        if not token:
+            raise ValueError(
+                "is set but empty (an unset shell variable?); give a token of at least "
+                f"{MIN_AUTH_TOKEN_CHARS} characters, or unset it to serve loopback without one"
+            )
+        if len(token) < MIN_AUTH_TOKEN_CHARS:
+            raise ValueError(
+                f"is {len(token)} characters; use at least {MIN_AUTH_TOKEN_CHARS} characters "
+                "(e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        if not token.isascii() or not token.isprintable() or any(ch.isspace() for ch in token):
+            raise ValueError("must be printable ASCII without spaces: an HTTP header cannot carry it otherwise")
+        return value
 
     @field_validator("timezone")
     @classmethod

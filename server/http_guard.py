@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memdex.memory_core import ConfigError, Settings
 from memdex.memory_core.config import ServerSettings
+from memdex.memory_core.limits import MIN_AUTH_TOKEN_CHARS
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,8 @@ class BearerAuth:
     """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
+        if len(token) < MIN_AUTH_TOKEN_CHARS:  # settings refuse it first; never let an empty token match
+            raise ConfigError(f"the auth token must be at least {MIN_AUTH_TOKEN_CHARS} characters")
         self.app = app
         self.token = token.encode()
 
@@ -99,7 +102,8 @@ class BearerAuth:
 
     def _authorized(self, header: bytes) -> bool:
         scheme, _, given = header.strip().partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
+        given = given.strip()
+        return scheme.lower() == b"bearer" and bool(given) and hmac.compare_digest(given, self.token)
 
 
 async def _answer(send: Send, status: int, body: dict[str, str], *headers: tuple[bytes, bytes]) -> None:

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 
 
 def _server_args(workspace: Path, *extra: str) -> list[str]:
@@ -183,6 +183,32 @@ def test_a_host_beyond_loopback_without_a_token_is_refused_in_one_line(tmp_path:
     assert "--auth-token" in result.stderr and "--insecure-no-auth" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("how", "extra", "env"),
+    [
+        ("empty flag", ("--auth-token", ""), {}),
+        ("short flag", ("--auth-token", "short"), {}),
+        ("empty env", (), {"MEMDEX_AUTH_TOKEN": ""}),
+        ("short env", (), {"MEMDEX_AUTH_TOKEN": "abc"}),
+        ("empty in the config file", ("--config", "{config}"), {}),
+    ],
+)
+def test_an_empty_or_short_token_never_opens_a_host(
+    tmp_path: Path, notes: Path, how: str, extra: tuple[str, ...], env: dict[str, str]
+) -> None:
+    """An unset shell variable (`MEMDEX_AUTH_TOKEN=$TOKEN`) or `--auth-token ""` is not a token: memdex refuses to
+    start, in one line naming the minimum, instead of binding 0.0.0.0 and letting `Authorization: Bearer` in."""
+    config = tmp_path / "memdex.toml"
+    config.write_text('auth_token = ""\n', encoding="utf-8")
+    args = [a.replace("{config}", str(config)) for a in extra]
+    command = [sys.executable, *_server_args(notes, "--port", str(free_port()), "--transport", "http", "--host", "0.0.0.0", *args)]
+    result = subprocess.run(command, env={**_env(tmp_path), **env}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, (how, result.stderr)
+    assert result.stderr.startswith("memdex: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "auth_token" in result.stderr and "at least 16 characters" in result.stderr, result.stderr
+    assert "serving http on" not in result.stderr
+
+
 def test_insecure_no_auth_warns_loudly_and_an_unbindable_host_is_one_line(tmp_path: Path, notes: Path) -> None:
     """--insecure-no-auth lets it past the check with a warning; an address not on this machine is then explained."""
     result = _serve_briefly(tmp_path, notes, "--transport", "http", "--host", "192.0.2.1", "--insecure-no-auth")
@@ -251,7 +277,7 @@ async def test_the_bearer_scheme_is_accepted_in_any_letter_case(http_port: int, 
         assert "memory_search" in {tool.name for tool in (await client.list_tools()).tools}
     async with httpx.AsyncClient() as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-        for header in (f"{scheme} {TOKEN.upper()}", f"Basic {TOKEN}", f"{scheme}", TOKEN):
+        for header in (f"{scheme} {TOKEN.upper()}", f"Basic {TOKEN}", f"{scheme}", TOKEN, ""):
             response = await http.post(f"http://127.0.0.1:{http_port}/mcp", json=body, headers={"Authorization": header})
             assert response.status_code == 401, header
 

@@ -23,7 +23,7 @@ from helpers import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_DIR = ROOT / "tests" / "ts_client"
-TOKEN = "ts-client-token"
+TOKEN = "ts-client-token-0123456789"
 
 
 def _missing() -> str | None:
