@@ -48,10 +48,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/embedder.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from memdex.memory_core.chunking import chunk_markdown
 from memdex.memory_core.config import LocalEmbeddingSettings
 from memdex.memory_core.embeddings import local as local_module
 from memdex.memory_core.embeddings.local import LocalProvider
+from memdex.memory_core.text.chunking import chunk_markdown
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"

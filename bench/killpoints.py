@@ -57,7 +57,9 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/killpoints.py` works with
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.workspace_gen import write_workspace
-from memdex.memory_core import MemoryEngine, db, load_settings, store
+from memdex.memory_core import MemoryEngine, load_settings
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
 
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
 CHUNKING_A = {"tokens": 400, "overlap": 80}  # the defaults

@@ -79,13 +79,19 @@ from bench.perf_support import (
     synthetic_documents,
     wait_until,
 )
-from memdex.memory_core import MemoryEngine, Settings, db, indexer, pg_store, records, store
+from memdex.memory_core import MemoryEngine, Settings
 from memdex.memory_core.config import LocalEmbeddingSettings, QuerySettings
 from memdex.memory_core.embeddings.local import LocalProvider
-from memdex.memory_core.fts import query_terms
+from memdex.memory_core.index import indexer
 from memdex.memory_core.limits import MAX_CANDIDATES
-from memdex.memory_core.vector_matrix import VectorMatrix
-from memdex.memory_core.workspace import Workspace
+from memdex.memory_core.search.keyword import keyword_candidates
+from memdex.memory_core.stores import records
+from memdex.memory_core.stores.postgres import ops as pg_store
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
+from memdex.memory_core.text.terms import query_terms
+from memdex.memory_core.workspace.files import Workspace
 
 SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss", "postgres")
 SERVE_TARGET_S = 1.5
@@ -548,7 +554,7 @@ def _store_breakdown(index: Path, queries: list[str], vectors: dict[str, list[fl
     matrix = VectorMatrix()
     pieces: dict[str, Callable[[Any, str, list[str]], Any]] = {
         "counts": lambda conn, q, fts: store.counts(conn),
-        "keyword_sql": lambda conn, q, terms: store.keyword_search(conn, terms, limit, total),
+        "keyword_sql": lambda conn, q, terms: keyword_candidates(store, conn, terms, limit, total)[0],
         "vector_sql": lambda conn, q, fts: store.vector_search(conn, vectors[q], limit),
         "vector_ram": lambda conn, q, fts: matrix.search(version, vectors[q], limit),
     }

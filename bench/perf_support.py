@@ -29,9 +29,9 @@ import numpy as np
 
 from bench import workspace_gen
 from memdex.memory_core import MemoryEngine, Settings, load_settings
-from memdex.memory_core.db import driver
 from memdex.memory_core.embeddings.base import EmbeddingProvider
 from memdex.memory_core.embeddings.factory import ProviderChoice, ProviderFactory, open_provider
+from memdex.memory_core.stores.sqlite.db import driver
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"

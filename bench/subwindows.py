@@ -79,12 +79,12 @@ from bench.quality import (
     score_query,
     summarise,
 )
-from memdex.memory_core.chunking import CHARS_PER_TOKEN, chunk_markdown
 from memdex.memory_core.config import LocalEmbeddingSettings
 from memdex.memory_core.embeddings.local import LocalProvider
-from memdex.memory_core.fts import query_terms
 from memdex.memory_core.models import Hit
-from memdex.memory_core.snippets import LineScorer, best_window
+from memdex.memory_core.search.snippets import LineScorer, best_window
+from memdex.memory_core.text.chunking import CHARS_PER_TOKEN, chunk_markdown
+from memdex.memory_core.text.terms import query_terms
 
 DEFAULT_CACHE = Path("/tmp/subwindows-cache")
 BYTES_PER_VECTOR = 384 * 4  # all-MiniLM-L6-v2, float32

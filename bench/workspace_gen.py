@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdex.memory_core.chunking import chunk_markdown
+from memdex.memory_core.text.chunking import chunk_markdown
 
 END_DATE = dt.date(2026, 6, 30)  # fixed, so the output never depends on today
 FILES_PER_DAY = 3

@@ -27,21 +27,21 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from .appender import append_entry, format_entry
-from .backend import IndexOwner
-from .changes import ChangeFeed, ChangeListener
 from .config import Settings
-from .embedder import Embedder
+from .embeddings.embedder import Embedder
 from .embeddings.factory import ProviderFactory, open_provider
 from .errors import InputError, MemdexError, PathError, StoreError, as_memdex_error
-from .filters import SearchFilter
+from .index.changes import ChangeFeed, ChangeListener
+from .index.syncer import ProgressCallback, Syncer, SyncReport
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
-from .reader import excerpt, read_excerpt
-from .searcher import Searcher
-from .stores import index_owner
-from .syncer import ProgressCallback, Syncer, SyncReport
-from .watcher import Watcher
-from .workspace import Workspace, answer_path
+from .search.searcher import Searcher
+from .stores.base import IndexOwner
+from .stores.factory import index_owner
+from .stores.filters import SearchFilter
+from .workspace.appender import append_entry, format_entry
+from .workspace.files import Workspace, answer_path
+from .workspace.reader import excerpt, read_excerpt
+from .workspace.watcher import Watcher
 
 logger = logging.getLogger(__name__)
 

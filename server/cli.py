@@ -15,13 +15,13 @@ from typing import Any
 import anyio
 
 from memdex.memory_core import ConfigError, IndexBusy, MemdexError, MemoryEngine, Settings, load_settings
-from memdex.memory_core.db import driver
 from memdex.memory_core.embeddings.factory import open_provider
 from memdex.memory_core.errors import EmbeddingError, as_memdex_error
-from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.models import Hit
-from memdex.memory_core.stores import index_owner
-from memdex.memory_core.workspace import check_root
+from memdex.memory_core.stores.factory import index_owner
+from memdex.memory_core.stores.filters import SearchFilter
+from memdex.memory_core.stores.sqlite.db import driver
+from memdex.memory_core.workspace.files import check_root
 
 logger = logging.getLogger("memdex")
 

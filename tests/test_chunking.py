@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from memdex.memory_core.chunking import CHARS_PER_TOKEN, Chunk, chunk_markdown, text_cost
+from memdex.memory_core.text.chunking import CHARS_PER_TOKEN, Chunk, chunk_markdown, text_cost
 from memdex.memory_core.textutil import split_lines
 
 SLACK = CHARS_PER_TOKEN  # one token of tolerance on the character budget

@@ -12,7 +12,6 @@ from types import ModuleType
 
 import pytest
 
-from memdex.memory_core import db
 from memdex.memory_core.errors import (
     IndexBusy,
     IndexCorrupt,
@@ -21,6 +20,7 @@ from memdex.memory_core.errors import (
     StoreError,
     as_memdex_error,
 )
+from memdex.memory_core.stores.sqlite import db
 
 
 def _drivers() -> list[ModuleType]:

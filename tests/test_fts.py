@@ -9,17 +9,10 @@ from typing import Any
 
 import pytest
 
-from memdex.memory_core import db
-from memdex.memory_core.fts import (
-    MAX_TERMS,
-    bm25_idf,
-    bm25_share,
-    coverage_idf,
-    match_expression,
-    query_terms,
-    term_coverage,
-    weigh_terms,
-)
+from memdex.memory_core.search.scoring import bm25_idf, bm25_share, coverage_idf, term_coverage, weigh_terms
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite.ops import match_expression
+from memdex.memory_core.text.terms import MAX_TERMS, query_terms
 
 ROWS = [
     "We decided to migrate the database to Postgres 16 next sprint",

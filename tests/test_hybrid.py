@@ -12,9 +12,12 @@ import anyio
 import pytest
 from helpers import TEST_MODEL, eventually, needs_shared
 
-from memdex.memory_core import MemoryEngine, db, load_settings, records, store
+from memdex.memory_core import MemoryEngine, load_settings
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
+from memdex.memory_core.stores import records
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
 
 MODEL = TEST_MODEL
 pytestmark = needs_shared(MODEL)

@@ -20,8 +20,10 @@ import anyio
 import pytest
 
 from bench.workspace_gen import write_workspace
-from memdex.memory_core import MemoryEngine, db, store
+from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import IndexBusy, IndexCorrupt
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
 
 MakeEngine = Callable[..., MemoryEngine]
 
@@ -282,7 +284,7 @@ async def test_a_repair_that_cannot_take_the_rebuild_lock_keeps_the_engine_usabl
 ) -> None:
     """While another process rebuilds (its lock held), a repair gives up with IndexBusy after a bounded
     wait, and the engine keeps its writer: once the lock is free, the next sync repairs."""
-    from memdex.memory_core import index_db
+    from memdex.memory_core.stores.sqlite import owner as index_db
 
     monkeypatch.setattr(index_db, "RESET_WAIT", 0.3)
     monkeypatch.setattr(index_db, "LOCK_POLL", 0.05)

@@ -9,12 +9,15 @@ from typing import Any
 
 import pytest
 
-from memdex.memory_core import store, term_stats
-from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.config import QuerySettings
-from memdex.memory_core.fts import bm25_idf, match_expression, query_terms
-from memdex.memory_core.ranking import rank_keyword
-from memdex.memory_core.records import FileState
+from memdex.memory_core.search import keyword
+from memdex.memory_core.search.ranking import rank_keyword
+from memdex.memory_core.search.scoring import bm25_idf
+from memdex.memory_core.stores.records import FileState
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite.ops import match_expression
+from memdex.memory_core.text.chunking import Chunk
+from memdex.memory_core.text.terms import query_terms
 from memdex.memory_core.textutil import sha256_hex
 
 
@@ -48,7 +51,7 @@ def _full(conn: Any, terms: list[str], limit: int) -> list[tuple[int, float]]:
 
 def test_a_term_in_most_chunks_is_left_out_when_rarer_terms_fill_the_rows(matches: Any) -> None:
     conn, statements = matches
-    rows = store.keyword_search(conn, ["standup", "kafka"], 10, 60)
+    rows, _ = keyword.keyword_candidates(store, conn, ["standup", "kafka"], 10, 60)
     ranked = [s for s in statements if "bm25" in s]
     assert len(ranked) == 1 and '"kafka"' in ranked[0] and '"standup"' not in ranked[0]
     full = _full(conn, ["standup", "kafka"], 10)
@@ -59,7 +62,7 @@ def test_a_term_in_most_chunks_is_left_out_when_rarer_terms_fill_the_rows(matche
 def test_every_term_is_kept_when_the_rare_ones_cannot_fill_the_rows(matches: Any) -> None:
     """'grafana' is in 4 chunks: the other 6 rows must come from 'standup', so the full OR runs."""
     conn, statements = matches
-    rows = store.keyword_search(conn, ["standup", "grafana"], 10, 60)
+    rows, _ = keyword.keyword_candidates(store, conn, ["standup", "grafana"], 10, 60)
     ranked = [s for s in statements if "bm25" in s]
     assert len(ranked) == 1 and '"standup"' in ranked[0]
     assert [r.id for r in rows] == [cid for cid, _ in _full(conn, ["standup", "grafana"], 10)]
@@ -68,15 +71,16 @@ def test_every_term_is_kept_when_the_rare_ones_cannot_fill_the_rows(matches: Any
 
 def test_a_lone_common_term_and_an_empty_query_still_answer(matches: Any) -> None:
     conn, _ = matches
-    assert len(store.keyword_search(conn, ["standup"], 10, 60)) == 10
-    assert store.keyword_search(conn, [], 10, 60) == []
+    assert len(keyword.keyword_candidates(store, conn, ["standup"], 10, 60)[0]) == 10
+    assert keyword.keyword_candidates(store, conn, [], 10, 60)[0] == []
+    assert store.keyword_search(conn, [], 10) == []
 
 
 def test_term_weights_count_each_terms_chunks(matches: Any) -> None:
     """One count per term serves both the search and the weights (no second round of counts)."""
     conn, statements = matches
     statements.clear()
-    rows, weights = term_stats.keyword_candidates(store, conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
+    rows, weights = keyword.keyword_candidates(store, conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
     assert len(rows) == 10 and sum("count(*)" in s for s in statements) == 4
     assert weights.weights[0] < weights.weights[1] < weights.weights[2]  # in 60, 20 and 4 chunks
     assert weights.weights[3] == 0.0
@@ -87,7 +91,7 @@ def test_a_tiny_memory_still_gets_meaningful_keyword_scores(tmp_path: Path) -> N
     """Two chunks: FTS5 floors every IDF, so BM25 is ~0; coverage weighted by rarity still scores them."""
     conn = _index(tmp_path / "tiny.sqlite", ["Lukas owns the backup job", "backup notes"])
     terms = query_terms("who owns the backups?")
-    rows, weights = term_stats.keyword_candidates(store, conn, terms, 10, 2)
+    rows, weights = keyword.keyword_candidates(store, conn, terms, 10, 2)
     assert all(row.rank > -1e-5 for row in rows)
     hits = rank_keyword(rows, weights, 5, QuerySettings(), dt.date(2026, 1, 1))
     assert [h.row.start_line for h in hits] == [1, 2]

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from memdex.memory_core import indexer
-from memdex.memory_core import workspace as workspace_module
-from memdex.memory_core.appender import append_entry, format_entry
 from memdex.memory_core.errors import PathError
-from memdex.memory_core.reader import read_excerpt
-from memdex.memory_core.workspace import MemoryFile, Workspace
+from memdex.memory_core.index import indexer
+from memdex.memory_core.workspace import files as workspace_module
+from memdex.memory_core.workspace.appender import append_entry, format_entry
+from memdex.memory_core.workspace.files import MemoryFile, Workspace
+from memdex.memory_core.workspace.reader import read_excerpt
 
 Write = Callable[[str, str], Path]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memdex.memory_core.workspace import Workspace
+from memdex.memory_core.workspace.files import Workspace
 
 NFC = unicodedata.normalize("NFC", "café-Übersicht.md")
 NFD = unicodedata.normalize("NFD", NFC)

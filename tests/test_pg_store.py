@@ -15,10 +15,14 @@ import psycopg
 import pytest
 from pg import check_consistent
 
-from memdex.memory_core import ConfigError, MemoryEngine, StoreError, fts_tokens, load_settings, pg_store, store
-from memdex.memory_core.chunking import Chunk
-from memdex.memory_core.filters import SearchFilter
-from memdex.memory_core.records import FileChange, FileState
+from memdex.memory_core import ConfigError, MemoryEngine, StoreError, load_settings
+from memdex.memory_core.search.keyword import keyword_candidates
+from memdex.memory_core.stores.filters import SearchFilter
+from memdex.memory_core.stores.postgres import ops as pg_store
+from memdex.memory_core.stores.postgres import tokens as fts_tokens
+from memdex.memory_core.stores.records import FileChange, FileState
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.textutil import sha256_hex
 
 MakeEngine = Callable[..., MemoryEngine]
@@ -62,8 +66,7 @@ def _fill(ops: Any, conn: Any, corpus: dict[str, list[str]]) -> None:
 
 
 def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFilter | None) -> list[tuple[str, int, float]]:
-    total = ops.counts(conn)[1]
-    rows = ops.keyword_search(conn, terms, limit, total, where)
+    rows, _ = keyword_candidates(ops, conn, terms, limit, ops.counts(conn)[1], where)
     return [(row.path, row.start_line, row.rank) for row in rows]
 
 
@@ -114,8 +117,7 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
 
 def test_a_phrase_term_matches_only_its_tokens_in_a_row(pg: Any) -> None:
     _fill(pg_store, pg, {"MEMORY.md": ["postgres and then url", "the postgres url is set", "url postgres"]})
-    total = pg_store.counts(pg)[1]
-    assert [row.start_line for row in pg_store.keyword_search(pg, ["postgres_url"], 10, total)] == [2]
+    assert [row.start_line for row in pg_store.keyword_search(pg, ["postgres_url"], 10)] == [2]
     assert pg_store.term_counts(pg, ["postgres_url", "postgres", "nothing"]) == {"postgres_url": 1, "postgres": 3, "nothing": 0}
 
 

@@ -83,40 +83,108 @@ def test_every_prompt_file_is_used() -> None:
         assert prompts.load(name)
 
 
-# memory_core's modules from the bottom up: each may import only modules listed before it.
-LAYERS = [
-    "limits", "errors", "textutil", "config", "models", "chunking", "fts", "named_files", "transcripts", "workspace", "filters",
-    "records", "backend", "counts_cache", "write_pause", "db", "swap", "store", "fts_tokens", "pg_store", "term_stats",
-    "vector_matrix", "indexer", "reader", "appender", "ranking", "snippets",
-    "embeddings.base", "embeddings.local", "embeddings.remote", "embeddings.factory", "rerank",
-    "index_db", "pg_index", "stores", "embedder", "changes", "syncer", "searcher", "watcher", "engine",
-]
+# memory_core's parts and what each may import besides itself (docs/architecture.md draws them). "base" is the
+# top-level modules but engine.py; a part is a folder, so a new module lands in its folder's rules.
+MAY_IMPORT = {
+    "base": set(),
+    "text": {"base"},
+    "workspace": {"base", "text"},
+    "stores": {"base", "text", "workspace"},
+    "embeddings": {"base", "text", "stores"},
+    "index": {"base", "text", "workspace", "stores", "embeddings"},
+    "search": {"base", "text", "stores", "embeddings"},
+    "engine": {"base", "text", "workspace", "stores", "embeddings", "index", "search"},
+}
+BASE_ORDER = ["limits", "errors", "textutil", "config", "models"]  # within base, each imports only those before it
+STORES = ("stores.sqlite", "stores.postgres")
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        ".".join(p.relative_to(ROOT / "memory_core").with_suffix("").parts): p
+        for p in (ROOT / "memory_core").rglob("*.py")
+        if p.name != "__init__.py"
+    }
+
+
+def _part(module: str) -> str:
+    if module == "engine":
+        return "engine"
+    return module.split(".")[0] if "." in module else "base"
 
 
 def _local_imports(path: Path) -> set[str]:
-    """memory_core modules imported by ``path`` (relative imports resolved)."""
+    """memory_core modules imported by ``path`` (relative imports resolved; a name may be a module or a symbol)."""
     package = path.relative_to(ROOT / "memory_core").with_suffix("").parts[:-1]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = list(package)[: len(package) - (node.level - 1)]
             target = [*base, *(node.module.split(".") if node.module else [])]
-            names = [".".join(target)] if node.module else [".".join([*target, a.name]) for a in node.names]
-            found.update(n for n in names if n)
+            found.update(".".join([*target, a.name]) for a in node.names)
     return found
 
 
-def test_memory_core_modules_import_only_downwards() -> None:
-    """No cycle and no upward import: the engine's parts can be read bottom-up, one job each."""
-    modules = {
-        ".".join(p.relative_to(ROOT / "memory_core").with_suffix("").parts): p
-        for p in (ROOT / "memory_core").rglob("*.py")
-        if p.name != "__init__.py"
-    }
-    assert set(modules) == set(LAYERS), "add new modules to LAYERS in their place"
+def _module_imports() -> dict[str, set[str]]:
+    """Each memory_core module and the memory_core modules it imports (a package counts as its __init__)."""
+    modules = _modules()
+    packages = {".".join(p.relative_to(ROOT / "memory_core").parent.parts) for p in (ROOT / "memory_core").rglob("__init__.py")}
+    graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        for imported in _local_imports(path) & set(LAYERS):
-            assert LAYERS.index(imported) < LAYERS.index(name), f"{name} imports {imported}, which sits above it"
+        found = set()
+        for imported in _local_imports(path):
+            while imported and imported not in modules and imported not in packages:
+                imported = imported.rpartition(".")[0]  # from .x import name -> .x
+            if imported in modules:
+                found.add(imported)
+        graph[name] = found
+    return graph
+
+
+def test_memory_core_parts_import_only_the_parts_below_them() -> None:
+    """The parts read bottom-up: text, workspace, stores, embeddings, then index and search side by side
+    (search never imports index), and the engine on top. A new module cannot be forgotten: its folder decides."""
+    for name, imports in _module_imports().items():
+        for imported in imports:
+            part, other = _part(name), _part(imported)
+            if other != part:
+                assert other in MAY_IMPORT[part], f"{name} ({part}) imports {imported} ({other})"
+            elif part == "base":
+                assert BASE_ORDER.index(imported) < BASE_ORDER.index(name), f"{name} imports {imported}, above it"
+
+
+def test_nothing_outside_a_store_imports_it() -> None:
+    """Only a store's own modules and stores/factory.py import stores/sqlite or stores/postgres: everything else
+    works through the seam (stores/base.py), so a third store plugs in beside them."""
+    for name, imports in _module_imports().items():
+        for imported in imports:
+            store = next((s for s in STORES if imported.startswith(s + ".")), None)
+            if store and not name.startswith(store + ".") and name != "stores.factory":
+                assert (name, imported) == ("stores.postgres.tokens", "stores.sqlite.db"), f"{name} imports {imported}"
+
+
+def test_memory_core_has_no_import_cycle() -> None:
+    graph = _module_imports()
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, f"import cycle: {' -> '.join([*path, module])}"
+        if module not in done:
+            for imported in graph[module]:
+                visit(imported, (*path, module))
+            done.add(module)
+
+    for module in graph:
+        visit(module, ())
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject lists packages by hand (the folders install under memdex/): a new folder must be listed."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    for folder in ("memory_core", "server", "prompts"):
+        for init in (ROOT / folder).rglob("__init__.py"):
+            name = ".".join(("memdex", *init.relative_to(ROOT).parent.parts))
+            assert name in listed, f"{name} is missing from [tool.setuptools] packages"
 
 
 def test_tool_texts_state_the_limits_the_code_enforces() -> None:
@@ -143,12 +211,3 @@ def test_tests_skipped_for_want_of_shared_say_so_and_how_to_get_it() -> None:
             assert not re.search(r'/\s*"shared"', path.read_text(encoding="utf-8")), f"{path.name}: use helpers.needs_shared"
     development = (ROOT / "README.md").read_text(encoding="utf-8").split("## Development", 1)[1]
     assert "../shared" in development and "skip" in development
-
-
-def test_shared_parts_reach_the_database_only_through_the_backend_seam() -> None:
-    """The syncer, embedder, indexer and searcher serve every store: they use ``index.ops`` (backend.StoreOps)
-    and the owner (backend.IndexOwner), never a store's own modules."""
-    store_specific = {"store", "db", "swap", "index_db", "vector_matrix", "pg_store", "pg_index", "fts_tokens"}
-    for name in ("indexer", "term_stats", "embedder", "syncer", "searcher", "ranking", "snippets"):
-        imported = _local_imports(ROOT / "memory_core" / f"{name}.py")
-        assert not imported & store_specific, f"{name} imports {sorted(imported & store_specific)}"

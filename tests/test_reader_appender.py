@@ -10,14 +10,15 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from memdex.memory_core import MemoryEngine, appender
-from memdex.memory_core.appender import MAX_HEADING_CHARS, append_entry, format_entry
+from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import InputError, PathError
 from memdex.memory_core.limits import MAX_APPEND_BYTES, MAX_READ_CHARS, MAX_READ_LINES
 from memdex.memory_core.models import Excerpt
-from memdex.memory_core.reader import read_excerpt
 from memdex.memory_core.textutil import split_lines
-from memdex.memory_core.workspace import Workspace
+from memdex.memory_core.workspace import appender
+from memdex.memory_core.workspace.appender import MAX_HEADING_CHARS, append_entry, format_entry
+from memdex.memory_core.workspace.files import Workspace
+from memdex.memory_core.workspace.reader import read_excerpt
 
 pytestmark = pytest.mark.both_stores
 

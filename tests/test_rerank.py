@@ -20,7 +20,7 @@ from memdex.memory_core import ConfigError, load_settings
 from memdex.memory_core.config import RerankSettings
 from memdex.memory_core.errors import RerankError
 from memdex.memory_core.limits import MAX_CANDIDATES
-from memdex.memory_core.rerank import Reranker, open_reranker, rerank_order
+from memdex.memory_core.search.rerank import Reranker, open_reranker, rerank_order
 
 MakeReranker = Callable[..., Awaitable[Reranker]]
 FUSED = "fused order"

@@ -27,9 +27,9 @@ from helpers import eventually
 from mcp import Client
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.models import SearchAnswer
-from memdex.memory_core.named_files import named_files
+from memdex.memory_core.search.named_files import named_files
+from memdex.memory_core.stores.filters import SearchFilter
 from memdex.server import build_server
 
 pytestmark = pytest.mark.both_stores

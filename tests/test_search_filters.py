@@ -11,14 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memdex.memory_core import db, records, store
-from memdex.memory_core.chunking import Chunk
 from memdex.memory_core.errors import InputError
-from memdex.memory_core.filters import SearchFilter, log_date
-from memdex.memory_core.index_db import IndexDatabase
-from memdex.memory_core.records import ChunkRow, FileState, VectorDelta
+from memdex.memory_core.search.keyword import keyword_candidates
+from memdex.memory_core.stores import records
+from memdex.memory_core.stores.filters import SearchFilter, log_date
+from memdex.memory_core.stores.records import ChunkRow, FileState, VectorDelta
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite.owner import IndexDatabase
+from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
+from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.textutil import sha256_hex
-from memdex.memory_core.vector_matrix import VectorMatrix
 
 needs_vectors = pytest.mark.skipif(not db.driver().vectors, reason="needs sqlite-vec")
 
@@ -200,11 +203,11 @@ _FILTERS = {
 def test_a_filtered_keyword_search_fills_the_limit_beyond_the_unfiltered_top(decoys: Any, name: str) -> None:
     where, allowed = _FILTERS[name]
     total = store.counts(decoys)[1]
-    unfiltered = store.keyword_search(decoys, ["kafka"], LIMIT, total)
+    unfiltered = store.keyword_search(decoys, ["kafka"], LIMIT)
     assert {row.path for row in unfiltered} == {"memory/projects/hot.md"}  # filtering these would leave nothing
-    everything = store.keyword_search(decoys, ["kafka"], 1000, total)
+    everything = store.keyword_search(decoys, ["kafka"], 1000)
     expected = [row.id for row in everything if allowed(row.path)][:LIMIT]
-    rows = store.keyword_search(decoys, ["kafka"], LIMIT, total, where)
+    rows, _ = keyword_candidates(store, decoys, ["kafka"], LIMIT, total, where)
     assert [row.id for row in rows] == expected and len(rows) == LIMIT
 
 
@@ -217,7 +220,7 @@ def test_the_rare_term_shortcut_never_shortens_a_filtered_list(conn: Any) -> Non
     )
     total = store.counts(conn)[1]
     where = SearchFilter.parse(path_prefix="memory/daily")
-    rows = store.keyword_search(conn, ["standup", "kafka"], LIMIT, total, where)
+    rows, _ = keyword_candidates(store, conn, ["standup", "kafka"], LIMIT, total, where)
     assert len(rows) == LIMIT and {row.path for row in rows} == {"memory/daily/log.md"}
     assert {row.text for row in rows[:2]} == {"standup kafka here", "standup kafka there"}
 
@@ -225,7 +228,7 @@ def test_the_rare_term_shortcut_never_shortens_a_filtered_list(conn: Any) -> Non
 def test_an_empty_filter_runs_the_unfiltered_query(decoys: Any) -> None:
     statements: list[str] = []
     decoys.set_trace_callback(statements.append)
-    store.keyword_search(decoys, ["kafka"], LIMIT, 100, SearchFilter())
+    store.keyword_search(decoys, ["kafka"], LIMIT, SearchFilter())
     assert statements and not any("chunks_path" in s for s in statements)
 
 

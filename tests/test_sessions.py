@@ -13,9 +13,9 @@ import pytest
 from helpers import eventually
 
 from memdex.memory_core import MemoryEngine, PathError
-from memdex.memory_core import indexer as indexer_module
+from memdex.memory_core.index import indexer as indexer_module
 from memdex.memory_core.limits import MAX_READ_LINES as MAX_LINES
-from memdex.memory_core.transcripts import chunk_transcript, parse_transcript, readable_excerpt
+from memdex.memory_core.text.transcripts import chunk_transcript, parse_transcript, readable_excerpt
 
 pytestmark = pytest.mark.both_stores
 

@@ -9,9 +9,9 @@ import pytest
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import InputError
-from memdex.memory_core.ranking import Ranked
-from memdex.memory_core.records import ChunkRow
-from memdex.memory_core.snippets import LineScorer, best_window, fit, to_hit
+from memdex.memory_core.search.ranking import Ranked
+from memdex.memory_core.search.snippets import LineScorer, best_window, fit, to_hit
+from memdex.memory_core.stores.records import ChunkRow
 
 pytestmark = pytest.mark.both_stores
 

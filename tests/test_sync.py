@@ -10,8 +10,9 @@ import anyio
 import pytest
 from helpers import writes_held
 
-from memdex.memory_core import InputError, MemoryEngine, SyncReport, db, load_settings
+from memdex.memory_core import InputError, MemoryEngine, SyncReport, load_settings
 from memdex.memory_core.errors import ClosedError
+from memdex.memory_core.stores.sqlite import db
 
 pytestmark = pytest.mark.both_stores
 

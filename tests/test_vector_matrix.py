@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memdex.memory_core import db, records, store
-from memdex.memory_core.chunking import Chunk
-from memdex.memory_core.records import FileState, VectorDelta
+from memdex.memory_core.stores import records
+from memdex.memory_core.stores.records import FileState, VectorDelta
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
+from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.textutil import sha256_hex
-from memdex.memory_core.vector_matrix import VectorMatrix
 
 pytestmark = pytest.mark.skipif(not db.driver().vectors, reason="needs sqlite-vec")
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from fake_provider import HashFactory
 
-from memdex.memory_core import MemoryEngine, store
-from memdex.memory_core.chunking import CHARS_PER_TOKEN, text_cost, vector_parts
+from memdex.memory_core import MemoryEngine
 from memdex.memory_core.limits import MAX_VECTOR_PARTS
+from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.text.chunking import CHARS_PER_TOKEN, text_cost, vector_parts
 
 MakeEngine = Callable[..., MemoryEngine]
 Write = Callable[[str, str], Path]

@@ -14,7 +14,7 @@ import pytest
 from helpers import eventually
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core import watcher as watcher_module
+from memdex.memory_core.workspace import watcher as watcher_module
 
 pytestmark = pytest.mark.both_stores
 

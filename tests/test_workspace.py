@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core.errors import PathError
-from memdex.memory_core.workspace import Workspace
+from memdex.memory_core.workspace.files import Workspace
 
 
 def rels(ws: Workspace) -> list[str]:

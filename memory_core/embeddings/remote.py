@@ -28,9 +28,9 @@ import anyio
 import openai
 from openai.types import Batch
 
-from ..chunking import CHARS_PER_TOKEN, text_cost
 from ..config import OpenAIEmbeddingSettings
 from ..errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
+from ..text.chunking import CHARS_PER_TOKEN, text_cost
 from .base import fingerprint, l2_normalize
 
 logger = logging.getLogger(__name__)

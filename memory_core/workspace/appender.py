@@ -22,11 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import InputError
-from .limits import MAX_APPEND_BYTES
-from .models import AppendReceipt
-from .textutil import split_lines
-from .workspace import MemoryFile
+from ..errors import InputError
+from ..limits import MAX_APPEND_BYTES
+from ..models import AppendReceipt
+from ..textutil import split_lines
+from .files import MemoryFile
 
 try:
     import fcntl

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .config import QuerySettings
-from .filters import log_date
-from .fts import TermWeights, bm25_share, bm25_strength, query_share, term_coverage
-from .records import ChunkRow
+from ..config import QuerySettings
+from ..stores.filters import log_date
+from ..stores.records import ChunkRow
+from .scoring import TermWeights, bm25_share, bm25_strength, query_share, term_coverage
 
 _WORD = re.compile(r"[^\W_]+")
 

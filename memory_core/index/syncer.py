@@ -24,15 +24,16 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from ..config import Settings
+from ..embeddings.embedder import RETRY_FIRST, RETRY_MAX, Embedder
+from ..errors import EmbeddingError, IndexCorrupt, MemdexError
+from ..stores.base import IndexOwner
+from ..stores.records import FileState
+from ..text.chunking import CHUNKER_VERSION
+from ..text.terms import FTS_TOKENIZER
+from ..workspace.files import MemoryFile, Workspace
 from . import indexer
-from .backend import IndexOwner
 from .changes import ChangeFeed
-from .chunking import CHUNKER_VERSION
-from .config import Settings
-from .embedder import RETRY_FIRST, RETRY_MAX, Embedder
-from .errors import EmbeddingError, IndexCorrupt, MemdexError
-from .records import FileState
-from .workspace import MemoryFile, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class Syncer:
             "chunker": CHUNKER_VERSION,
             "chunk_tokens": self.settings.chunking.tokens,
             "chunk_overlap": self.settings.chunking.overlap,
-            "fts_tokenizer": self.ops.FTS_TOKENIZER,
+            "fts_tokenizer": FTS_TOKENIZER,
         }
 
     @property

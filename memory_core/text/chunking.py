@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .limits import MAX_VECTOR_PARTS
-from .textutil import sha256_hex, split_lines
+from ..limits import MAX_VECTOR_PARTS
+from ..textutil import sha256_hex, split_lines
 
 CHARS_PER_TOKEN = 4
 CHUNKER_VERSION = "md-1"  # stored in the index identity: change it when boundaries change

@@ -1,46 +1,16 @@
-"""Turn a user's natural-language query into a safe FTS5 query, and weigh its terms for 0..1 keyword scores.
+"""Keyword scores from term statistics: FTS5's BM25 IDF, rarity weights, coverage and query share. Pure functions.
 
-An FTS5 ``MATCH 'a b c'`` is an AND of every word, which collapses recall for questions. memdex
-ORs the query's terms instead and lets BM25 rank chunks that match more (and rarer) terms first.
-Every term is double-quoted, so no input can be read as FTS5 syntax (``AND``, ``NEAR``, ``*``,
-``:``, parentheses, stray quotes).
+Every store returns FTS5's ``bm25()`` (negative, lower is better) and how many chunks hold each term;
+these turn both into the 0..1 figures ranking fuses, and choose the rare terms a search may run alone.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-MAX_TERMS = 64
-
-_TERM = re.compile(r"[^\W_]+(?:_[^\W_]+)*")  # letters/digits, joined by inner underscores (POSTGRES_URL)
-
-# Words that carry no retrieval signal in questions; dropped only when other terms remain.
-STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "he", "her", "his", "him", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
-)
-
-
-def query_terms(text: str) -> list[str]:
-    """The distinct search terms of ``text``, lower-cased, stop-words removed when others remain."""
-    seen: dict[str, None] = {}
-    for match in _TERM.finditer(text):
-        term = match.group(0).lower()
-        if term not in seen:
-            seen[term] = None
-        if len(seen) >= MAX_TERMS * 2:
-            break
-    terms = list(seen)
-    content = [t for t in terms if t not in STOPWORDS]
-    return (content or terms)[:MAX_TERMS]
-
-
-def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 expression OR-ing ``terms`` (from :func:`query_terms`), each quoted."""
-    return " OR ".join(f'"{term}"' for term in terms)
+from ..text.terms import stem, stems
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -55,24 +25,6 @@ def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limi
     if rare and len(rare) < len(terms) and sum(counts[term] for term in rare) >= limit:
         return rare
     return None
-
-
-_SUFFIXES = ("ing", "ies", "ed", "es", "s")
-
-
-@lru_cache(maxsize=65_536)
-def _stem(term: str) -> str:
-    """A crude English stem, enough to match 'backups' with 'backup' when counting coverage."""
-    for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)]
-    return term
-
-
-@lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
-def stems(text: str) -> frozenset[str]:
-    """The crude stems of the words of ``text``, lower-cased (how coverage and snippets match terms)."""
-    return frozenset(map(_stem, _TERM.findall(text.lower())))
 
 
 def bm25_idf(rows: int, total: int) -> float:
@@ -99,7 +51,7 @@ def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> 
     """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each; missing = none)."""
     held = [counts.get(term, 0) for term in terms]
     return TermWeights(
-        tuple(map(_stem, terms)),
+        tuple(map(stem, terms)),
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
         sum(bm25_idf(rows, total) for rows in held if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,

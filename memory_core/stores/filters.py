@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import InputError
-from .workspace import SESSIONS_PREFIX
+from ..errors import InputError
+from ..workspace.files import SESSIONS_PREFIX
 
 Source = Literal["memory", "sessions"]
 SOURCES: tuple[Source, ...] = ("memory", "sessions")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from . import db
-from .store import FTS_TOKENIZER
+from ...text.terms import FTS_TOKENIZER
+from ..sqlite import db
 
 _local = threading.local()
 # A token's place is stored as one key, chunk_id << POSITION_BITS | its offset in the chunk, so a phrase's

@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..textutil import split_lines
 from .chunking import Chunk, chunk_markdown
-from .textutil import split_lines
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 

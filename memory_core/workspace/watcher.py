@@ -19,8 +19,8 @@ from typing import Protocol
 import anyio
 from watchfiles import Change, awatch
 
-from .config import WatchSettings
-from .workspace import DAILY_DIR, Workspace
+from ..config import WatchSettings
+from .files import DAILY_DIR, Workspace
 
 logger = logging.getLogger(__name__)
 

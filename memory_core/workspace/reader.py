@@ -9,12 +9,12 @@ A session transcript is read the way it is indexed: its user and assistant messa
 
 from __future__ import annotations
 
-from .errors import InputError
-from .limits import MAX_READ_CHARS, MAX_READ_LINES
-from .models import Excerpt
-from .textutil import split_lines
-from .transcripts import lines_between, parse_transcript
-from .workspace import MemoryFile
+from ..errors import InputError
+from ..limits import MAX_READ_CHARS, MAX_READ_LINES
+from ..models import Excerpt
+from ..text.transcripts import lines_between, parse_transcript
+from ..textutil import split_lines
+from .files import MemoryFile
 
 
 def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None) -> Excerpt:

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import httpx
 
-from .config import RerankSettings
-from .errors import ConfigError, RerankError
+from ..config import RerankSettings
+from ..errors import ConfigError, RerankError
 
 logger = logging.getLogger(__name__)
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import anyio
 
-from .backend import IndexOwner
-from .chunking import vector_parts
-from .config import EmbeddingSettings
-from .embeddings.base import EmbeddingProvider, check_vectors
-from .embeddings.factory import ProviderFactory, open_provider
-from .errors import EmbeddingError
-from .records import VECTOR_LAYOUT, CacheKey
-from .textutil import sha256_hex
+from ..config import EmbeddingSettings
+from ..errors import EmbeddingError
+from ..stores.base import IndexOwner
+from ..stores.records import VECTOR_LAYOUT, CacheKey
+from ..text.chunking import vector_parts
+from ..textutil import sha256_hex
+from .base import EmbeddingProvider, check_vectors
+from .factory import ProviderFactory, open_provider
 
 logger = logging.getLogger(__name__)
 

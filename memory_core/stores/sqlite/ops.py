@@ -16,11 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import db, swap
-from .chunking import Chunk
-from .filters import SearchFilter
-from .fts import match_expression, rare_terms
-from .records import (
+from ...text.chunking import Chunk
+from ...text.terms import FTS_TOKENIZER
+from ..filters import SearchFilter
+from ..records import (
     FILES_VERSION,
     VECTOR_PARTS,
     VECTORS_VERSION,
@@ -34,11 +33,11 @@ from .records import (
     unpack_vector,
     vector_rows,
 )
+from . import db, swap
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-FTS_TOKENIZER = "porter unicode61"
 # A chunk's part vectors are the chunks_vec rows whose rowid is their vector row (records.VECTOR_PARTS).
 MAX_KNN = 4096  # sqlite-vec's largest k
 
@@ -474,6 +473,11 @@ def cache_size(conn: Any) -> int:
 # Search ----------------------------------------------------------------------------------------
 
 
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 expression OR-ing ``terms`` (from :func:`~..text.terms.query_terms`), each quoted."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
 def keyword_search_sql(allowed: str | None = None) -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
@@ -506,25 +510,13 @@ def keyword_search(
     conn: Any,
     terms: Sequence[str],
     limit: int,
-    total_chunks: int,
     where: SearchFilter | None = None,
     counts: Mapping[str, int] | None = None,
 ) -> list[ChunkRow]:
-    """The ``limit`` best chunks by BM25 for the OR of ``terms``, leaving out terms that cannot rank
-    (:func:`.fts.rare_terms`; counting a term's rows costs about a fifteenth of scoring them).
-
-    ``where`` ranks only the chunks it allows. Term counts and BM25 are the whole index's either way;
-    the shortcut is kept only when the rare terms fill ``limit`` allowed rows, else the full OR runs.
-    ``counts`` are the terms' :func:`term_counts` when the caller has them already.
-    """
+    """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows (FTS5 counts
+    terms itself: ``counts`` is for stores that need them)."""
     if not terms:
         return []
-    if len(terms) > 1 and total_chunks >= 2 * limit:
-        found = counts if counts is not None else term_counts(conn, terms)
-        if rare := rare_terms(terms, found, total_chunks, limit):
-            rows = _ranked(conn, match_expression(rare), limit, where)
-            if len(rows) == limit:
-                return rows
     return _ranked(conn, match_expression(terms), limit, where)
 
 

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError, PathError
+from ..errors import ConfigError, PathError
 
 logger = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .backend import StoreOps
-from .chunking import Chunk, chunk_markdown
-from .errors import PathError
-from .records import FileChange, FileState, VectorDelta, Written
-from .textutil import sha256_hex
-from .transcripts import chunk_transcript, parse_transcript
-from .workspace import MemoryFile
+from ..errors import PathError
+from ..stores.base import StoreOps
+from ..stores.records import FileChange, FileState, VectorDelta, Written
+from ..text.chunking import Chunk, chunk_markdown
+from ..text.transcripts import chunk_transcript, parse_transcript
+from ..textutil import sha256_hex
+from ..workspace.files import MemoryFile
 
 # A file modified this recently may change again within the same mtime tick without changing size;
 # its mtime is not trusted ("racily clean", as git calls it), so the next sync re-hashes it.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .backend import IndexOwner
-from .config import Settings
-from .errors import ConfigError
-from .index_db import IndexDatabase
+from ..config import Settings
+from ..errors import ConfigError
+from .base import IndexOwner
+from .sqlite.owner import IndexDatabase
 
 
 def index_owner(settings: Settings) -> IndexOwner:
@@ -14,7 +14,7 @@ def index_owner(settings: Settings) -> IndexOwner:
     if store.backend == "sqlite":
         return IndexDatabase(settings.index_file)
     try:
-        from .pg_index import PostgresIndex
+        from .postgres.owner import PostgresIndex
     except ImportError as exc:
         raise ConfigError(
             f"store.backend = 'postgres' needs psycopg ({exc}); install memdex with the postgres extra: "

@@ -10,8 +10,8 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .chunking import Chunk
-from .limits import MAX_VECTOR_PARTS
+from ..limits import MAX_VECTOR_PARTS
+from ..text.chunking import Chunk
 
 VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
 FILES_VERSION = "files_version"  # meta key: a new random token whenever a file enters or leaves the index

@@ -8,19 +8,20 @@ from typing import Any, Literal
 
 import anyio
 
-from . import term_stats
-from .backend import IndexOwner
-from .config import QuerySettings, RerankSettings
-from .embedder import Embedder
-from .errors import EmbeddingError, InputError, as_memdex_error
-from .filters import SearchFilter
-from .fts import TermWeights, query_terms, weigh_terms
-from .limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
-from .models import Explanation, IndexStatus, SearchAnswer
+from ..config import QuerySettings, RerankSettings
+from ..embeddings.embedder import Embedder
+from ..errors import EmbeddingError, InputError, as_memdex_error
+from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
+from ..models import Explanation, IndexStatus, SearchAnswer
+from ..stores.base import IndexOwner
+from ..stores.filters import SearchFilter
+from ..stores.records import FILES_VERSION, ChunkRow
+from ..text.terms import query_terms
+from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
-from .records import FILES_VERSION, ChunkRow
 from .rerank import Reranker, open_reranker, rerank_order
+from .scoring import TermWeights, weigh_terms
 from .snippets import Window, fit, to_hit
 
 
@@ -158,13 +159,13 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow]]:
-            rows, weights = term_stats.keyword_candidates(self.index.ops, conn, terms, k, chunks, where)
+        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow]]:
+            rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where)
             return rows, weights, self._named_chunks(conn, request.text, k, where)
 
         async def keyword_side() -> None:  # one trip to a reader for both lookups
             nonlocal weights
-            found.keyword, weights, found.named = await self.index.read(keyword)
+            found.keyword, weights, found.named = await self.index.read(keyword_lookups)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)

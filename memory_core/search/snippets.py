@@ -14,9 +14,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .fts import stems
-from .limits import MIN_SNIPPET_CHARS
-from .models import Explanation, Hit
+from ..limits import MIN_SNIPPET_CHARS
+from ..models import Explanation, Hit
+from ..text.terms import stems
 from .ranking import Ranked
 
 ELLIPSIS = "…"

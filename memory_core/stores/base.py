@@ -29,7 +29,6 @@ class StoreOps(Protocol):
     """The operations every store offers, on a connection its owner hands out."""
 
     SCHEMA_VERSION: int  # in the index's identity: a change rebuilds the index
-    FTS_TOKENIZER: str  # how text becomes keyword terms; in the identity too
 
     # Transactions and meta
     def transaction(self, conn: Any) -> AbstractContextManager[None]: ...
@@ -68,10 +67,12 @@ class StoreOps(Protocol):
         conn: Any,
         terms: Sequence[str],
         limit: int,
-        total_chunks: int,
         where: SearchFilter | None = None,
         counts: Mapping[str, int] | None = None,
-    ) -> list[ChunkRow]: ...
+    ) -> list[ChunkRow]:
+        """The ``limit`` best chunks by FTS5's ``bm25()`` (negative, lower is better) for the OR of ``terms``,
+        among those ``where`` allows; ``counts`` are the terms' :meth:`term_counts` when the caller has them."""
+        ...
 
 
 class IndexOwner(Protocol):

@@ -21,10 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import fts_tokens
-from .filters import SearchFilter, log_date
-from .fts import rare_terms
-from .records import (
+from ..filters import SearchFilter, log_date
+from ..records import (
     FILES_VERSION,
     VECTOR_PARTS,
     VECTORS_VERSION,
@@ -38,11 +36,10 @@ from .records import (
     unpack_vector,
     vector_rows,
 )
-from .store import FTS_TOKENIZER as SQLITE_TOKENIZER
+from . import tokens as fts_tokens
 
 SCHEMA_VERSION = 1
 BLOCK_CHUNKS = 128  # chunks per doclist block: rows of a common term stay under a page (toast_tuple_target)
-FTS_TOKENIZER = SQLITE_TOKENIZER  # the same terms as the SQLite index: fts_tokens runs its tokenizer
 HNSW_MAX_DIMS = 2000  # pgvector indexes vectors of up to 2,000 dimensions; longer ones are scanned
 VECTOR_DIMS = "vector_dims"  # meta key: the dimension of this index's vectors (its vector table)
 
@@ -752,20 +749,14 @@ def keyword_search(
     conn: PgConn,
     terms: Sequence[str],
     limit: int,
-    total_chunks: int,
     where: SearchFilter | None = None,
     counts: Mapping[str, int] | None = None,
 ) -> list[ChunkRow]:
     """The ``limit`` best chunks by FTS5's BM25 for the OR of ``terms`` (``rank`` as ``bm25()``: negative,
-    lower is better), leaving out the terms that cannot rank as the SQLite store does (:func:`.fts.rare_terms`)."""
+    lower is better) among those ``where`` allows; ``counts`` are the terms' :func:`term_counts` if known."""
     if not terms:
         return []
-    found = counts if counts is not None else term_counts(conn, terms)
-    if len(terms) > 1 and total_chunks >= 2 * limit and (rare := rare_terms(terms, found, total_chunks, limit)):
-        rows = _ranked(conn, rare, limit, where, found)
-        if len(rows) == limit:
-            return rows
-    return _ranked(conn, terms, limit, where, found)
+    return _ranked(conn, terms, limit, where, counts if counts is not None else term_counts(conn, terms))
 
 
 def _ranked(

@@ -26,14 +26,14 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from . import pg_store
-from .backend import StoreOps
-from .counts_cache import CountsCache
-from .errors import ClosedError, IndexBusy, StoreError
-from .filters import SearchFilter
-from .pg_store import PgConn
-from .records import ChunkRow, Written
-from .write_pause import WritePause
+from ...errors import ClosedError, IndexBusy, StoreError
+from ..base import StoreOps
+from ..counts_cache import CountsCache
+from ..filters import SearchFilter
+from ..records import ChunkRow, Written
+from ..write_pause import WritePause
+from . import ops as pg_store
+from .ops import PgConn
 
 logger = logging.getLogger(__name__)
 

@@ -22,14 +22,15 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from . import db, store, swap
-from .backend import StoreOps
-from .counts_cache import CountsCache
-from .errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
-from .filters import SearchFilter
-from .records import VECTORS_VERSION, ChunkRow, Written
+from ...errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
+from ..base import StoreOps
+from ..counts_cache import CountsCache
+from ..filters import SearchFilter
+from ..records import VECTORS_VERSION, ChunkRow, Written
+from ..write_pause import WritePause
+from . import db, swap
+from . import ops as store
 from .vector_matrix import VectorMatrix
-from .write_pause import WritePause
 
 logger = logging.getLogger(__name__)
 

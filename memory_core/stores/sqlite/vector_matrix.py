@@ -30,8 +30,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-from . import store
-from .records import VECTOR_PARTS, VECTORS_VERSION, VectorDelta
+from ..records import VECTOR_PARTS, VECTORS_VERSION, VectorDelta
+from . import ops as store
 
 # Rows handled at a time when loading and scanning: 2048 x 384 float32 is 3 MB, small enough that the
 # temporary arrays neither cost speed nor stay behind in malloc's arenas as resident memory.
