@@ -2,14 +2,17 @@
 
 It wires together parts with one job each and owns their background tasks:
 
-* the index owner (:class:`~.backend.IndexOwner`: :class:`~.index_db.IndexDatabase` for a SQLite file,
-  :class:`~.pg_index.PostgresIndex` for PostgreSQL) — every connection to the index, the single writer,
-  the read pool, rebuilds and repairs, and the mapping of database errors;
-* :class:`~.embedder.Embedder` — the embedding provider's lifecycle, the cache, vector identity;
-* :class:`~.syncer.Syncer` — full and targeted syncs, vectors in the background, rebuilds;
-* :class:`~.searcher.Searcher` — argument checks, keyword and vector sides, fusion;
-* :class:`~.changes.ChangeFeed` — what changed, for listeners (MCP resource notifications);
-* :class:`~.watcher.Watcher` — file events to targeted syncs.
+* the index owner (:class:`~.stores.base.IndexOwner`, chosen by :func:`~.stores.factory.index_owner`: a SQLite
+  file or a PostgreSQL database) — every connection to the index, the single writer, the read pool,
+  rebuilds and repairs, and the mapping of database errors;
+* :class:`~.embeddings.embedder.Embedder` — the embedding provider's lifecycle, the cache, vector identity;
+* :class:`~.index.syncer.Syncer` — full and targeted syncs and rebuilds, with its
+  :class:`~.index.vectors.VectorWorker` embedding in the background;
+* :class:`~.search.searcher.Searcher` — argument checks, keyword and vector sides, fusion;
+* :class:`~.index.changes.ChangeFeed` — what changed, for listeners (MCP resource notifications);
+* :class:`~.workspace.watcher.Watcher` — file events to targeted syncs.
+
+docs/architecture.md draws the parts and follows a search and a file change through them.
 
 ``async with MemoryEngine(settings) as engine`` opens the index and starts the first sync in the
 background; entering the same engine again (e.g. once per SSE connection) only counts users.
@@ -32,7 +35,8 @@ from .embeddings.embedder import Embedder
 from .embeddings.factory import ProviderFactory, open_provider
 from .errors import InputError, MemdexError, PathError, StoreError, as_memdex_error
 from .index.changes import ChangeFeed, ChangeListener
-from .index.syncer import ProgressCallback, Syncer, SyncReport
+from .index.syncer import Syncer, SyncReport
+from .index.vectors import ProgressCallback
 from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
 from .search.searcher import Searcher
 from .stores.base import IndexOwner
@@ -108,7 +112,7 @@ class MemoryEngine:
         await self.syncer.open(self._task_group)
         self._task_group.start_soon(self.index.follow, self._changed_elsewhere)
         if self.settings.replica:
-            self.syncer.start_provider(embed=False)  # query vectors only: the indexing host embeds the chunks
+            self.syncer.vectors.start_provider(embed=False)  # query vectors only: the indexing host embeds the chunks
         elif self._background_sync:
             self.syncer.request_sync()
             if self.settings.watch.enabled:
@@ -167,7 +171,7 @@ class MemoryEngine:
 
     def mark_dirty(self) -> None:
         """Note that files may have changed unseen; the next search schedules a sync."""
-        self.syncer.dirty = True
+        self.syncer.mark_dirty()
 
     def add_change_listener(self, listener: ChangeListener) -> None:
         """Call ``listener(paths)`` after memory files change in the index (any sync, any cause)."""
@@ -178,8 +182,7 @@ class MemoryEngine:
     @property
     def built_with(self) -> dict[str, Any] | None:
         """The embedding setup the index's vectors come from (None: keyword-only so far)."""
-        stored = self.syncer.stored
-        return None if stored is None else stored.get("vectors")
+        return self.syncer.built.vectors
 
     @property
     def vectors_ready(self) -> bool:
@@ -195,20 +198,19 @@ class MemoryEngine:
         if self.settings.replica:
             await self.syncer.learn_identity()  # the indexing host may have built vectors or rebuilt since
         files, chunks = await self.index.counts()
-        syncer, provider = self.syncer, self.embedder.provider
-        done, total = syncer.progress if syncer.state == "indexing" else (0, 0)
+        sync, embedding = self.syncer.status(), self.embedder.status()
         last = None
-        if syncer.last_sync is not None:
-            last = dt.datetime.fromtimestamp(syncer.last_sync, dt.UTC).isoformat(timespec="seconds")
-        note = self.embedder.failure or self.embedder.note
-        if provider is not None and not self.vectors_ready and self.embedder.failure is None:
+        if sync.last_sync is not None:
+            last = dt.datetime.fromtimestamp(sync.last_sync, dt.UTC).isoformat(timespec="seconds")
+        note = embedding.note
+        if embedding.provider is not None and not self.vectors_ready and not embedding.failed:
             built = self.built_with
             if built is None or self.embedder.adopts(built):
-                note = f"embedding the index with {provider.id} {provider.model}; keyword results until it is ready"
+                note = f"embedding the index with {embedding.provider} {embedding.model}; keyword results until it is ready"
         return IndexStatus(
-            state=syncer.state, files=files, chunks=chunks, files_done=done, files_total=total,
-            last_sync=last, error=syncer.error, mode="hybrid" if self.vectors_ready else "keyword",
-            provider=provider.id if provider else None, model=provider.model if provider else None, note=note,
+            state=sync.state, files=files, chunks=chunks, files_done=sync.files_done, files_total=sync.files_total,
+            last_sync=last, error=sync.error, mode="hybrid" if self.vectors_ready else "keyword",
+            provider=embedding.provider, model=embedding.model, note=note,
         )
 
     # Queries ------------------------------------------------------------------------------------
@@ -232,8 +234,7 @@ class MemoryEngine:
         if not text:
             raise InputError("query is empty; pass the words to look for, e.g. 'database migration decision'")
         request = self.searcher.request(text, max_results, min_score, max_chars, where=where, explain=explain)
-        if self.syncer.dirty:
-            self.request_sync()  # answer from the index as it is; the sync runs meanwhile
+        self.syncer.sync_if_dirty()  # answer from the index as it is; the sync runs meanwhile
         try:
             status = await self.status()
             answer, from_ram = await self.searcher.search(
@@ -244,7 +245,7 @@ class MemoryEngine:
                 self.request_sync()  # it repairs the index from the Markdown
             raise
         if not from_ram:
-            self.syncer.load_vectors_soon()
+            self.syncer.vectors.load_soon()
         return answer
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:

@@ -6,7 +6,7 @@ may pass (network, server) is tried again with backoff; one that fails while ind
 the configured fallback. Vectors are checked (size, finite, not all zero) before they reach the
 cache, which is keyed by provider, model and fingerprint and never serves a vector of another size.
 
-A chunk is embedded as its parts (:func:`chunking.vector_parts`: itself, or windows of its lines
+A chunk is embedded as its parts (:func:`~..text.chunking.vector_parts`: itself, or windows of its lines
 with ``embedding.window_tokens``); the cache holds each part's text's vector.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -33,6 +34,16 @@ RETRY_FIRST = 2.0  # seconds before a provider that could not start is tried aga
 RETRY_MAX = 300.0
 
 
+@dataclass(frozen=True)
+class EmbedderStatus:
+    """The running provider (None while none runs) and what to know about embeddings now."""
+
+    provider: str | None
+    model: str | None
+    note: str | None  # why embeddings are off or starting, or the last failure
+    failed: bool  # the last embedding call failed (note says how)
+
+
 class Embedder:
     """Turns chunk texts into vectors for one index, through the cache."""
 
@@ -43,8 +54,8 @@ class Embedder:
         self.index = index
         self._factory = factory
         self.provider: EmbeddingProvider | None = None
-        self.note: str | None = "embeddings are starting"
-        self.failure: str | None = None  # the last embedding failure, until embedding works again
+        self._note: str | None = "embeddings are starting"
+        self._failure: str | None = None  # the last embedding failure, until embedding works again
         self.settled = anyio.Event()  # the first start attempt is over (provider or keyword-only)
         self._starting = False
         self._excluded: set[str] = set()  # providers given up on for the fallback
@@ -61,7 +72,7 @@ class Embedder:
         delay = RETRY_FIRST
         while True:
             choice = await self._factory(self.settings, frozenset(self._excluded))
-            self.provider, self.note = choice.provider, choice.note
+            self.provider, self._note = choice.provider, choice.note
             self.settled.set()
             if choice.provider is not None:
                 on_ready()
@@ -83,6 +94,21 @@ class Embedder:
         await current.aclose()
         self.start_soon(start_soon, on_ready)
         return True
+
+    def status(self) -> EmbedderStatus:
+        """Which provider runs and what to know about it (its last failure first)."""
+        p = self.provider
+        note = self._failure or self._note
+        return EmbedderStatus(p.id if p else None, p.model if p else None, note, self._failure is not None)
+
+    def decline(self, stored: dict[str, Any]) -> None:
+        """Note that this process keeps to keyword search: the index holds vectors of a provider that
+        ``auto`` did not resolve to here (see :meth:`adopts`)."""
+        running = self.provider.id if self.provider else "none"
+        self._note = (
+            f"the index holds {stored['provider']} vectors and embedding.provider is auto, which "
+            f"resolved to {running} here: keyword search in this process (set the provider to use it)"
+        )
 
     async def aclose(self) -> None:
         if self.provider is not None:
@@ -165,12 +191,12 @@ class Embedder:
                 fresh = await provider.embed_batch([texts[h] for h in missing], bulk=bulk)
                 check_vectors(fresh, len(missing), provider.dims, f"{provider.id} {provider.model}")
             except EmbeddingError as exc:
-                self.failure = f"{provider.id} embeddings failed: {exc}"
+                self._failure = f"{provider.id} embeddings failed: {exc}"
                 raise
             new = dict(zip(missing, fresh, strict=True))
             await self.index.write(self.index.ops.cache_vectors, self._key(), new, conn=conn)
             vectors.update(new)
-        self.failure = None
+        self._failure = None
         return vectors
 
 

@@ -1,9 +1,8 @@
-"""Keeping the index in line with the files: full and targeted syncs, vectors, rebuilds.
+"""Keeping the index in line with the files: full and targeted syncs, and rebuilds.
 
 Chunks come first, vectors after. A sync (full, or targeted at the files an edit or an append
 touched) writes chunks with whatever vectors the cache already has and returns: keyword search
-has the change at once. A background task then embeds what lacks a vector, retrying with backoff
-when the provider fails and moving to the fallback provider when one is configured.
+has the change at once. The :class:`~.vectors.VectorWorker` then embeds what lacks a vector.
 
 A rebuild (the chunking or the embedding model changed) fills a shadow index beside the live one
 while the live one keeps serving and taking edits; under the sync lock it catches up with those
@@ -25,8 +24,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..config import Settings
-from ..embeddings.embedder import RETRY_FIRST, RETRY_MAX, Embedder
-from ..errors import EmbeddingError, IndexCorrupt, MemdexError
+from ..embeddings.embedder import Embedder
+from ..errors import EmbeddingError, IndexCorrupt
 from ..stores.base import IndexOwner
 from ..stores.records import FileState
 from ..text.chunking import CHUNKER_VERSION
@@ -34,14 +33,11 @@ from ..text.terms import FTS_TOKENIZER
 from ..workspace.files import MemoryFile, Workspace
 from . import indexer
 from .changes import ChangeFeed
+from .vectors import BuiltWith, ProgressCallback, VectorWorker
 
 logger = logging.getLogger(__name__)
 
-ProgressCallback = Callable[[int, int, str], None]  # (done, total, "files" or "chunks embedded")
-
 BATCH_FILES = 64
-BACKFILL_CHUNKS = 256  # chunks embedded (and stored, so a kill loses little) per step
-BULK_CHUNKS = 10_000  # per step of a planned backfill or rebuild when OpenAI's Batch API may serve it
 STALE_RETRIES = 5  # a targeted sync re-reads a file that changed while it was being indexed
 
 
@@ -53,6 +49,17 @@ class SyncReport:
     changed: int
     removed: int
     seconds: float
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    """Where syncing stands: the state, the running sync's progress in files, the last sync and its error."""
+
+    state: Literal["starting", "indexing", "ready", "error"]
+    files_done: int
+    files_total: int
+    last_sync: float | None  # Unix time the last sync finished
+    error: str | None
 
 
 @dataclass(frozen=True)
@@ -81,47 +88,46 @@ class Syncer:
         self.index = index
         self.ops = index.ops
         self._write_files = functools.partial(indexer.write, index.ops)
-        self._write_vectors = functools.partial(indexer.write_vectors, index.ops)
         self.embedder = embedder
         self.feed = feed
         self.clock = clock
-        self.state: Literal["starting", "indexing", "ready", "error"] = "starting"
-        self.progress = (0, 0)
-        self.last_sync: float | None = None
-        self.error: str | None = None
-        self.stored: dict[str, Any] | None = None  # the identity the index was built with
-        self.dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
+        self.built = BuiltWith()
+        self.vectors = VectorWorker(index, embedder, settings.embedding, self.built, self.rebuild)
+        self._state: Literal["starting", "indexing", "ready", "error"] = "starting"
+        self._progress = (0, 0)
+        self._error: str | None = None
+        self._dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
         self._tg: TaskGroup | None = None
         self._sync_wanted = False
         self._force_wanted = False
         self._last_report = SyncReport(0, 0, 0, 0.0)
         self._deferred: set[str] = set()  # growing transcripts to look at again once they are quiet
         self._deferred_waiting = False
-        self._vectors_wanted = anyio.Event()
-        self._bulk_wanted = False
-        self._vectors_loading = False
-        self._vectors_next_load = 0.0  # monotonic time before which no reload starts
 
     async def open(self, task_group: TaskGroup) -> None:
         """Learn how the index was built; background work runs in ``task_group``."""
         self._sync_lock = anyio.Lock()
-        self._vector_lock = anyio.Lock()
         self._rebuild_lock = anyio.Lock()
         self._tg = task_group
         await self.learn_identity()
-        task_group.start_soon(self._vector_loop)
+        self.vectors.open(task_group)
+
+    def status(self) -> SyncStatus:
+        """Where syncing stands now."""
+        done, total = self._progress if self._state == "indexing" else (0, 0)
+        return SyncStatus(self._state, done, total, self.built.last_sync, self._error)
 
     async def learn_identity(self) -> None:
         """Read how the index was built and when it was last synced (at open, and on a host that serves
         an index another host builds)."""
-        ops = self.ops
-        self.stored, self.last_sync = await self.index.read(
+        ops, built = self.ops, self.built
+        built.identity, built.last_sync = await self.index.read(
             lambda conn: (ops.read_meta(conn, "identity"), ops.read_meta(conn, "last_sync"))
         )
         # A replica never chunks anything: the index is the indexing host's, whatever its own settings say.
-        built_here = self.settings.replica or (self.stored or {}).get("chunks") == self.chunk_identity()
-        if self.last_sync is not None and self.stored and built_here and self.state == "starting":
-            self.state = "ready"  # complete as of the last sync; the first sync catches up
+        built_here = self.settings.replica or (built.identity or {}).get("chunks") == self.chunk_identity()
+        if built.last_sync is not None and built.identity and built_here and self._state == "starting":
+            self._state = "ready"  # complete as of the last sync; the first sync catches up
 
     def chunk_identity(self) -> dict[str, Any]:
         return {
@@ -135,8 +141,7 @@ class Syncer:
     @property
     def vectors_ready(self) -> bool:
         """True when searches can use vectors: a provider runs and the index was built with it."""
-        identity = self.embedder.identity()
-        return identity is not None and self.stored is not None and self.stored.get("vectors") == identity
+        return self.built.serves(self.embedder)
 
     # Scheduling ---------------------------------------------------------------------------------
 
@@ -145,21 +150,21 @@ class Syncer:
         if self._tg is not None and not self._sync_wanted:
             self._tg.start_soon(self._sync_in_background)
 
+    def mark_dirty(self) -> None:
+        """Note that files may have changed unseen; :meth:`sync_if_dirty` then schedules a sync."""
+        self._dirty = True
+
+    def sync_if_dirty(self) -> None:
+        """Schedule a full sync when files may have changed unseen (a search calls this)."""
+        if self._dirty:
+            self.request_sync()
+
     async def _sync_in_background(self) -> None:
         try:
             await self.sync(vectors=False)
         except Exception:
             logger.exception("background sync failed; searches use what is indexed so far")
 
-    def want_vectors(self, *, bulk: bool = False) -> None:
-        """Wake the background task that embeds chunks without vectors."""
-        self._bulk_wanted |= bulk
-        self._vectors_wanted.set()
-
-    def start_provider(self, *, embed: bool = True) -> None:
-        """Start the embedding provider; once it runs, embed the chunks that lack vectors (unless not ``embed``)."""
-        assert self._tg is not None
-        self.embedder.start_soon(self._tg.start_soon, lambda: self.want_vectors(bulk=True) if embed else None)
 
     # Full sync ----------------------------------------------------------------------------------
 
@@ -176,11 +181,11 @@ class Syncer:
         started = time.perf_counter()
         self._sync_wanted = True
         self._force_wanted |= force
-        self.start_provider()
+        self.vectors.start_provider()
         rebuild = False
         async with self._sync_lock:
             if self._sync_wanted:
-                self._sync_wanted, self.dirty = False, False
+                self._sync_wanted, self._dirty = False, False
                 force, self._force_wanted = self._force_wanted, False
                 try:
                     self._last_report, rebuild = await self._run_sync(force, progress)
@@ -191,50 +196,51 @@ class Syncer:
             report = self._last_report
         if rebuild:
             done = await self.rebuild(progress)
-            report = SyncReport(self.progress[1], len(done.changed), len(done.removed), 0.0)
+            report = SyncReport(self._progress[1], len(done.changed), len(done.removed), 0.0)
         if vectors:
             await self.embedder.settled.wait()
             try:
-                await self._complete_vectors(progress, bulk=True)
+                await self.vectors.complete(progress, bulk=True)
             except EmbeddingError as exc:
-                moved = await self._after_embedding_failure()
-                if self.state == "error":
+                moved = await self.vectors.fall_back()
+                if self._state == "error":
                     raise  # a rebuild was abandoned: the caller asked for the complete new index
                 logger.warning("%s; chunks are indexed for keyword search and embedded later", exc)
                 if not moved:
-                    self.want_vectors(bulk=True)
+                    self.vectors.want(bulk=True)
         else:
-            self.want_vectors(bulk=True)
+            self.vectors.want(bulk=True)
         return replace(report, seconds=time.perf_counter() - started)  # vectors included
 
     async def _run_sync(self, force: bool, progress: ProgressCallback | None) -> tuple[SyncReport, bool]:
         """One full pass into the live index; True when the index must be rebuilt instead."""
         started = time.perf_counter()
-        self.state, self.error, self.progress = "indexing", None, (0, 0)
+        self._state, self._error, self._progress = "indexing", None, (0, 0)
+        built = self.built
         try:
             if self.index.damaged or (force and not await self.index.check_integrity()):
                 await self.index.repair()
-            self.stored = await self.index.read(self.ops.read_meta, "identity")  # another process may have rebuilt
-            if self.stored is not None and self.stored.get("chunks") != self.chunk_identity():
+            built.identity = await self.index.read(self.ops.read_meta, "identity")  # another process may have rebuilt
+            if built.identity is not None and built.identity.get("chunks") != self.chunk_identity():
                 return SyncReport(0, 0, 0, time.perf_counter() - started), True
-            if self.stored is None and (await self.index.read(self.ops.counts))[0]:
+            if built.identity is None and (await self.index.read(self.ops.counts))[0]:
                 force = True  # a first sync was cut short: its chunks' settings are unknown, re-chunk them
             done = await self._sync_into(None, force, progress)
-            identity = {"chunks": self.chunk_identity(), "vectors": (self.stored or {}).get("vectors")}
+            identity = {"chunks": self.chunk_identity(), "vectors": built.vectors}
             finished = self.clock()
             await self.index.write(self._record_sync, identity, finished, self.settings.cache.max_entries)
-            self.stored, self.last_sync = identity, finished
+            built.identity, built.last_sync = identity, finished
         except Exception as exc:
-            self.state, self.error = "error", f"{type(exc).__name__}: {exc}"
+            self._state, self._error = "error", f"{type(exc).__name__}: {exc}"
             if self.index.damaged:
                 self.request_sync()  # the next run repairs the index
             raise
-        self.state = "ready"
+        self._state = "ready"
         self.feed.publish([*done.changed, *done.removed])
         if done.stale:
             logger.info("%d file(s) changed while indexing; syncing again", len(done.stale))
             self.request_sync()
-        report = SyncReport(self.progress[1], len(done.changed), len(done.removed), time.perf_counter() - started)
+        report = SyncReport(self._progress[1], len(done.changed), len(done.removed), time.perf_counter() - started)
         logger.info("sync: %d files, %d re-indexed, %d removed in %.2fs", report.files, report.changed,
                     report.removed, report.seconds)  # fmt: skip
         return report, False
@@ -243,7 +249,7 @@ class Syncer:
         """Index the workspace into ``conn`` (None: the live index), chunks with cached vectors only."""
         files = await anyio.to_thread.run_sync(self.workspace.discover)
         known = await self.index.write(self.ops.file_states, conn=conn)
-        self.progress = (0, len(files))
+        self._progress = (0, len(files))
         if progress:
             progress(0, len(files), "files")
         changed: list[str] = []
@@ -257,9 +263,9 @@ class Syncer:
                 vectors = await self._cached_vectors(changes, conn)
                 stale += (await self.index.write_indexed(self._write_files, changes, vanished, vectors, conn=conn)).stale
                 changed += [c.file.rel for c in changes if c.chunks is not None and c.file.rel not in stale]
-            self.progress = (start + len(batch), len(files))
+            self._progress = (start + len(batch), len(files))
             if progress:
-                progress(*self.progress, "files")
+                progress(*self._progress, "files")
         removed = sorted(known.keys() - {f.rel for f in files})
         if removed:
             await self.index.write_indexed(self._write_files, [], removed, conn=conn)
@@ -305,7 +311,7 @@ class Syncer:
         if pending:
             self.request_sync()
         if self.vectors_ready:
-            self.want_vectors()
+            self.vectors.want()
         self.feed.publish(rels)
 
     async def _write_paths(self, rels: list[str]) -> list[str]:
@@ -345,99 +351,9 @@ class Syncer:
                     await self.sync_paths(paths)
                 except Exception:
                     logger.exception("indexing %d quiet transcript(s) failed; a full sync will retry", len(paths))
-                    self.dirty = True
+                    self._dirty = True
         finally:
             self._deferred_waiting = False
-
-    # Vectors ------------------------------------------------------------------------------------
-
-    async def _vector_loop(self) -> None:
-        """Embed what lacks a vector whenever asked; retry with backoff while the provider fails."""
-        delay = RETRY_FIRST
-        while True:
-            await self._vectors_wanted.wait()
-            self._vectors_wanted = anyio.Event()
-            bulk, self._bulk_wanted = self._bulk_wanted, False
-            try:
-                await self._complete_vectors(None, bulk=bulk)
-                delay = RETRY_FIRST
-            except EmbeddingError as exc:
-                logger.warning("%s; keyword search meanwhile, embedding again in %.0fs", exc, delay)
-                if not await self._after_embedding_failure():
-                    await anyio.sleep(delay)
-                    delay = min(RETRY_MAX, delay * 2)
-                    self.want_vectors(bulk=bulk)
-            except MemdexError as exc:
-                logger.warning("embedding the index failed: %s; a later sync retries", exc)
-
-    async def _after_embedding_failure(self) -> bool:
-        """Move to the fallback provider if there is one (its vectors need a rebuild); True if moved."""
-        assert self._tg is not None
-        return await self.embedder.switch_to_fallback(self._tg.start_soon, lambda: self.want_vectors(bulk=True))
-
-    async def _complete_vectors(self, progress: ProgressCallback | None, *, bulk: bool) -> None:
-        """Give every chunk a vector of the running provider: a backfill, or a rebuild for a new model."""
-        provider = self.embedder.provider
-        if provider is None:
-            return
-        async with self._vector_lock:
-            stored = self.stored
-            if stored is None:
-                return  # no sync has run yet; it will ask again
-            built = stored.get("vectors")
-            if built is not None and built != self.embedder.identity():
-                if self.embedder.adopts(built):
-                    await self.rebuild(progress)
-                else:
-                    self.embedder.note = (
-                        f"the index holds {built['provider']} vectors and embedding.provider is auto, which "
-                        f"resolved to {provider.id} here: keyword search in this process (set the provider to use it)"
-                    )
-                return
-            await self.index.write(self.ops.ensure_vector_table, provider.dims)
-            if built is None:
-                identity = {**stored, "vectors": self.embedder.identity()}
-                await self.index.write(self.ops.write_meta, "identity", identity)
-                self.stored = identity
-            await self._backfill(None, progress, bulk=bulk)
-        if not self.index.vectors_loaded:
-            self.load_vectors_soon()
-
-    async def _backfill(self, conn: Any, progress: ProgressCallback | None, *, bulk: bool) -> int:
-        """Embed the chunks of ``conn`` (None: live) that have no vector yet, in id order."""
-        done, after, total = 0, 0, None
-        page = BULK_CHUNKS if bulk and self.settings.embedding.openai.batch_api else BACKFILL_CHUNKS
-        while rows := await self.index.write(self.ops.chunks_without_vectors, after, page, conn=conn):
-            if progress and total is None:
-                total = await self.index.write(self.ops.count_without_vectors, conn=conn)
-                progress(0, total, "chunks embedded")
-            after = rows[-1][0]
-            vectors = await self.embedder.embed({h: text for _, h, text in rows}, conn, bulk=bulk)
-            ready = [(cid, h, vectors[h]) for cid, h, _ in rows if h in vectors]
-            done += len(ready)
-            await self.index.write_indexed(self._write_vectors, ready, conn=conn)
-            if progress and total is not None:
-                progress(min(done, total), total, "chunks embedded")
-        return done
-
-    def load_vectors_soon(self) -> None:
-        """Start loading the in-memory vectors, unless a load runs or one finished too recently."""
-        if self._tg is not None:
-            self._tg.start_soon(self._load_vectors)
-
-    async def _load_vectors(self) -> None:
-        if self._vectors_loading or time.monotonic() < self._vectors_next_load:
-            return
-        self._vectors_loading = True
-        started = time.monotonic()
-        try:
-            await self.index.load_vectors()
-        except Exception:
-            logger.exception("loading the vectors into RAM failed; searches use sqlite-vec")
-        finally:
-            # Another process writing all the time would otherwise keep a core busy reloading.
-            self._vectors_next_load = time.monotonic() + 4 * (time.monotonic() - started)
-            self._vectors_loading = False
 
     # Rebuild ------------------------------------------------------------------------------------
 
@@ -451,7 +367,7 @@ class Syncer:
             wanted = {"chunks": self.chunk_identity(), "vectors": self.embedder.identity()}
             current = await self.index.read(self.ops.read_meta, "identity")
             if current == wanted:  # another process has just built the same index
-                self.stored = current
+                self.built.identity = current
                 return _Pass([], [], [])
             # The old index is complete and keeps serving: the state stays as it is until the swap.
             logger.info("index settings changed; rebuilding %s in the background", self.index.location)
@@ -461,7 +377,7 @@ class Syncer:
                         await self.index.write(self.ops.ensure_vector_table, provider.dims, conn=shadow)
                     done = await self._sync_into(shadow, True, progress)
                     if provider is not None:
-                        await self._backfill(shadow, progress, bulk=True)
+                        await self.vectors.backfill(shadow, progress, bulk=True)
                     async with self._sync_lock, self.index.writes_paused():  # catch up, then swap
                         await self._sync_into(shadow, False, None)
                         old = await self.index.write(self.ops.file_states)
@@ -471,17 +387,16 @@ class Syncer:
                             self._record_sync, wanted, finished, self.settings.cache.max_entries, conn=shadow
                         )
                         await self.index.install(shadow)
-                        self.stored, self.last_sync = wanted, finished
-            except EmbeddingError as exc:
-                self.state, self.error = "error", f"rebuild abandoned, the previous index stays in service: {exc}"
-                raise EmbeddingError(self.error) from exc
+                        self.built.identity, self.built.last_sync = wanted, finished
             except Exception as exc:
-                self.state, self.error = "error", f"rebuild abandoned, the previous index stays in service: {exc}"
+                self._state, self._error = "error", f"rebuild abandoned, the previous index stays in service: {exc}"
+                if isinstance(exc, EmbeddingError):
+                    raise EmbeddingError(self._error) from exc
                 raise
-            self.state, self.error = "ready", None
+            self._state, self._error = "ready", None
         self.feed.publish(rel for rel in old.keys() | new.keys() if old.get(rel) != new.get(rel))
-        self.want_vectors()  # chunks written during the catch-up got cached vectors only
-        self.load_vectors_soon()
+        self.vectors.want()  # chunks written during the catch-up got cached vectors only
+        self.vectors.load_soon()
         return done
 
     def _record_sync(self, conn: Any, identity: dict[str, Any], finished: float, max_cache: int) -> None:
