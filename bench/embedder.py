@@ -20,7 +20,7 @@ machine's speed hits both alike, and prints the median chunks/s of each, the loc
 medians, and the median of per-round ratios), query latency, and the cosine between the two
 implementations' vectors for 20 texts (10 chunks, 10 short notes).
 
-``--set NAME=VALUE`` overrides a tuning constant of ``memory_core.embeddings.local`` for the run
+``--set NAME=VALUE`` overrides a tuning constant of ``memory_core.embeddings.llama_models`` for the run
 (e.g. ``--set DECODE_BATCH_TOKENS=2048``, or ``--set GOMP_SPINCOUNT=`` for libgomp's default spin);
 it is how the shipped values were chosen. To see behaviour on a busy machine, run it next to a CPU
 burner (``python -c "while True: pass" &``).
@@ -49,7 +49,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/embedder.py` works withou
     sys.path.insert(0, str(REPO_ROOT))
 
 from memdex.memory_core.config import LocalEmbeddingSettings
-from memdex.memory_core.embeddings import local as local_module
+from memdex.memory_core.embeddings import llama_models
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.text.chunking import chunk_markdown
 
@@ -172,9 +172,9 @@ class _LocalWorker:
 
         for assignment in args.set:
             name, _, value = assignment.partition("=")
-            if not hasattr(local_module, name):
-                raise SystemExit(f"--set: memory_core.embeddings.local has no {name}")
-            setattr(local_module, name, type(getattr(local_module, name))(value))
+            if not hasattr(llama_models, name):
+                raise SystemExit(f"--set: memory_core.embeddings.llama_models has no {name}")
+            setattr(llama_models, name, type(getattr(llama_models, name))(value))
         self._portal_cm = start_blocking_portal()
         self.portal = self._portal_cm.__enter__()
         t0 = time.perf_counter()
@@ -190,7 +190,7 @@ class _LocalWorker:
         self.shared = shared
         self.info = {
             "load_s": time.perf_counter() - t0,
-            "n_threads": settings.n_threads or local_module._available_cores(),
+            "n_threads": settings.n_threads or llama_models.available_cores(),
             "flash_attn": settings.flash_attn,
             "decode_batch_tokens": shared.n_batch,
             "max_sequences_per_decode": shared.n_seq_max,

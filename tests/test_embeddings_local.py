@@ -12,8 +12,7 @@ import pytest
 from helpers import TEST_MODEL, needs_shared
 
 from memdex.memory_core.config import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
-from memdex.memory_core.embeddings import EmbeddingProvider
-from memdex.memory_core.embeddings import local as local_module
+from memdex.memory_core.embeddings import EmbeddingProvider, llama_models
 from memdex.memory_core.embeddings.local import LocalProvider, known_prefixes
 from memdex.memory_core.errors import EmbeddingError
 
@@ -183,7 +182,7 @@ async def test_same_settings_share_one_instance() -> None:
         await first.aclose()
         await second.aclose()
         await different.aclose()
-    assert not any(key[0] == str(MODEL) for key in local_module._MODELS)  # the last user freed it
+    assert not any(key[0] == str(MODEL) for key in llama_models.MODELS)  # the last user freed it
 
 
 @needs_model
@@ -219,7 +218,7 @@ async def test_close_then_use_fails_clearly() -> None:
 
 
 def test_grouping_packs_short_texts_and_isolates_long_ones() -> None:
-    shared = local_module._SharedModel(
+    shared = llama_models.SharedModel(
         key=(),
         llm=None,
         dims=384,
@@ -230,7 +229,7 @@ def test_grouping_packs_short_texts_and_isolates_long_ones() -> None:
         eos=102,
     )
     seqs = [[0] * n for n in (100, 100, 100, 300, 512, 10, 10, 10, 10, 10, 2)]
-    groups = local_module._groups(shared, seqs)
+    groups = llama_models.groups(shared, seqs)
     assert groups == [[0, 1, 2], [3], [4], [5, 6, 7, 8], [9, 10]]
     for group in groups:  # a decode never exceeds the context, whatever the packing budget
         assert sum(len(seqs[i]) for i in group) <= shared.n_batch
@@ -245,7 +244,7 @@ async def test_requests_after_the_model_is_freed_fail_cleanly() -> None:
     assert shared is not None
     await p.aclose()  # the last user: the model is freed
     with pytest.raises(EmbeddingError, match="closed"):
-        local_module._decode(shared, [[101, 102]])  # what an in-flight embed_batch would do next
+        llama_models.decode(shared, [[101, 102]])  # what an in-flight embed_batch would do next
 
 
 # Errors ---------------------------------------------------------------------------------------

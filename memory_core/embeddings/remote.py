@@ -9,7 +9,6 @@ asynchronous Batch API, behind a circuit breaker that falls back to plain reques
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 import logging
@@ -17,8 +16,6 @@ import math
 import os
 import random
 import re
-import sys
-from array import array
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -31,7 +28,9 @@ from openai.types import Batch
 from ..config import OpenAIEmbeddingSettings
 from ..errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 from ..text.chunking import CHARS_PER_TOKEN, text_cost
-from .base import fingerprint, l2_normalize
+from .base import fingerprint
+from .openai_payload import malformed
+from .openai_payload import vectors as vectors_of
 
 logger = logging.getLogger(__name__)
 
@@ -212,52 +211,12 @@ class OpenAIProvider:
         try:
             payload = json.loads(raw.http_response.content)
         except ValueError:
-            raise self._malformed("the body is not JSON") from None
+            raise malformed(self._where, "the body is not JSON") from None
         return self._vectors(payload, len(inputs))
 
     def _vectors(self, payload: object, expected: int) -> list[list[float]]:
-        """Normalised vectors from an embeddings response body, checked and sorted by ``index``."""
-        data = payload.get("data") if isinstance(payload, dict) else None
-        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-            raise self._malformed("no 'data' list of embeddings")
-        if len(data) != expected:
-            raise self._malformed(f"{len(data)} vectors for {expected} inputs")
-        indexes = [item.get("index") for item in data]
-        if all(index is None for index in indexes):
-            ordered = data
-        elif sorted(i for i in indexes if isinstance(i, int)) == list(range(expected)):
-            ordered = sorted(data, key=lambda item: item["index"])
-        else:
-            raise self._malformed(f"indexes {indexes} do not match {expected} inputs")
-        vectors = [self._decode(item.get("embedding")) for item in ordered]
-        sizes = {len(vector) for vector in vectors}
-        if len(sizes) != 1 or (self._started and sizes != {self.dims}):
-            raise self._malformed(f"vector lengths {sorted(sizes)} where {self.dims or 'one length'} was expected")
-        return [l2_normalize(vector) for vector in vectors]
-
-    def _decode(self, value: object) -> list[float]:
-        """One embedding given as a list of numbers or as base64 little-endian float32."""
-        if isinstance(value, str):
-            try:
-                raw = base64.b64decode(value, validate=True)
-            except ValueError:
-                raise self._malformed("an embedding string that is not base64") from None
-            if not raw or len(raw) % 4:
-                raise self._malformed("a base64 embedding that is not float32 data")
-            floats = array("f", raw)
-            if sys.byteorder == "big":
-                floats.byteswap()
-            return floats.tolist()
-        if isinstance(value, list) and value and all(type(x) in (int, float) for x in value):
-            return [float(x) for x in value]
-        raise self._malformed("an embedding that is not a list of numbers")
-
-    def _malformed(self, detail: str) -> EmbeddingError:
-        return EmbeddingError(
-            f"{self._where} sent a malformed embeddings response ({detail}); check that base_url points at an"
-            " OpenAI-compatible API and model names an embedding model",
-            retryable=False,
-        )
+        """Normalised vectors from an embeddings response body, checked (:func:`.openai_payload.vectors`)."""
+        return vectors_of(payload, expected, self.dims if self._started else None, self._where)
 
     # Retries and error classification ---------------------------------------------------------
 
