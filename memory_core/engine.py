@@ -265,6 +265,21 @@ class MemoryEngine:
 
     # Writes -------------------------------------------------------------------------------------
 
+    @property
+    def append_refusal(self) -> str | None:
+        """Why this memory takes no appends (a read-only server, a replica), or None when it does."""
+        if self.settings.read_only:
+            return (
+                "this memdex server is read-only (read_only = true, or --read-only), so memory_append is off and "
+                "nothing was written; tell the user the note, or ask them to serve memdex without --read-only"
+            )
+        if self.settings.replica:
+            return (
+                f"this memdex serves memory {self.settings.memory_name!r} as a replica (store.postgres.replica): only "
+                "the host that holds its Markdown files may append to it; nothing was written, do it there"
+            )
+        return None
+
     def today(self) -> dt.date:
         """Today's date in the configured time zone."""
         return dt.datetime.fromtimestamp(self.clock(), self.settings.zone).date()
@@ -274,9 +289,8 @@ class MemoryEngine:
     ) -> AppendReceipt:
         """Append a note to today's daily log or to MEMORY.md; it is searchable when this returns."""
         self.index.require_open()
-        if self.settings.read_only:
-            raise InputError("this memdex server is read-only; memory_append is disabled")
-        self._refuse_on_replica("append to it (nothing was written)")
+        if refusal := self.append_refusal:
+            raise InputError(refusal)
         entry = format_entry(text, heading)
         if target == "daily":
             day = self.today()

@@ -93,13 +93,14 @@ def _version() -> str:
 
 
 class MemdexServer(MCPServer[Any]):
-    """An MCPServer whose resource list includes every memory file, as it is now, and whose refusals
-    of tool arguments are one line each, like memdex's own errors."""
+    """An MCPServer whose resource list includes every memory file, as it is now, whose refusals of tool
+    arguments are one line each, like memdex's own errors, and whose withheld tools say why they are off."""
 
     def __init__(self, engines: Mapping[str, MemoryEngine], prefixes: Mapping[str, str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.engines = engines
         self.prefixes = prefixes
+        self.withheld: dict[str, str] = {}  # a tool not offered here, and the reason a call to it gets
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
@@ -110,6 +111,8 @@ class MemdexServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if name in self.withheld:  # a client that listed tools elsewhere (or a prompt) may still call it
+            raise ToolError(f"Error executing tool {name}: {self.withheld[name]}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:  # the SDK checked the arguments against the schema: its refusal is a pydantic dump
@@ -239,7 +242,9 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     ) -> Excerpt:
         return await pick(agent).read(path, from_, lines)
 
-    if settings.appends:
+    if refusal := first.append_refusal:
+        mcp.withheld["memory_append"] = refusal
+    else:
 
         @mcp.tool(
             name="memory_append",

@@ -24,6 +24,7 @@ from memdex.memory_core import ConfigError, MemoryEngine, Settings
 
 from .app import build_server, running
 from .http_guard import BearerAuth, bracketed, check_exposure, transport_security
+from .stdio_guard import AnsweredLines
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +145,9 @@ def _listen(host: str, port: int) -> socket.socket:
 async def _serve_stdio(mcp: MCPServer[Any], stdin: _Stdin) -> None:
     """The SDK's stdio loop, its lifespan opening and closing the engines, reading ``stdin``."""
     lowlevel = mcp._lowlevel_server  # noqa: SLF001 - MCPServer.run_stdio_async takes no stdin
-    async with stdio_server(stdin=stdin.lines) as (read, write):  # type: ignore[arg-type]  # it only iterates lines
+    lines = AnsweredLines(stdin.lines)  # a line the SDK would drop unanswered is answered with an error
+    async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]  # it only iterates lines
+        lines.answer_on(write)
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 

@@ -63,6 +63,8 @@ class HashProvider:
     async def embed_query(self, text: str) -> list[float]:
         if self.fail:
             raise EmbeddingError("scripted outage", retryable=True)
+        if self.nan:
+            return [math.nan] * self.dims
         return embed_text(text, self.dims)
 
     async def embed_batch(self, texts: Sequence[str], *, bulk: bool = False) -> list[list[float]]:

@@ -5,6 +5,7 @@ Every test here uses the deterministic hash provider (tests/fake_provider.py), s
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,8 @@ from fake_provider import HashFactory, HashProvider
 from helpers import eventually
 
 from memdex.memory_core import MemoryEngine
+from memdex.memory_core.embeddings.base import check_vectors, l2_normalize
+from memdex.memory_core.errors import EmbeddingError
 
 pytestmark = pytest.mark.both_stores
 
@@ -228,3 +231,23 @@ async def test_only_planned_backfills_are_bulk_work(notes: None, make_engine: Ma
         await engine.append("A note that must be embedded at once, not in a batch job.")
         await eventually(lambda: _zero(engine), "the appended chunk gets its vector")
         assert factory.provider.bulk_calls == 1
+
+
+async def test_a_query_vector_that_is_not_finite_is_a_failed_embedding(notes: None, make_engine: MakeEngine) -> None:
+    """A NaN query vector (a broken model or server) is refused like a failed embedding: keyword results, said so
+    in a warning, never a 'hybrid' answer ranked on garbage."""
+    provider = HashProvider()
+    async with make_engine(provider_factory=HashFactory(provider)) as engine:
+        await engine.sync()
+        assert (await engine.search("lentil soup")).mode == "hybrid"
+        provider.nan = True
+        answer = await engine.search("lentil soup")
+        assert answer.mode == "keyword" and answer.results[0].path == "memory/2026-01-12.md"
+        assert "not finite" in (answer.warning or ""), answer.warning
+
+
+def test_normalising_never_hides_a_non_finite_value() -> None:
+    for bad in ([math.nan, 1.0], [math.inf, 0.0], [1.0, -math.inf]):
+        with pytest.raises(EmbeddingError, match="not finite"):
+            check_vectors([l2_normalize(bad)], 1, 2, "test")
+    assert l2_normalize([3.0, 4.0]) == [0.6, 0.8]

@@ -220,11 +220,16 @@ async def test_append_declares_itself_idempotent_and_a_repeat_writes_nothing(not
             assert again.structured_content["path"] == first.structured_content["path"]
 
 
-async def test_read_only_server_has_no_append_tool(notes: Path) -> None:
-    """--read-only removes memory_append."""
+async def test_read_only_server_has_no_append_tool_and_says_why_when_it_is_called(notes: Path) -> None:
+    """--read-only removes memory_append; a client that calls it anyway learns why, not 'Unknown tool'."""
+    before = {path: path.read_bytes() for path in notes.rglob("*.md")}
     async with Client(build_server(_engine(notes, read_only=True))) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
+        refused = await client.call_tool("memory_append", {"text": "a note"})
     assert names == {"memory_search", "memory_get"}
+    assert refused.is_error and "read-only" in refused.content[0].text and "nothing was written" in refused.content[0].text
+    assert "Unknown tool" not in refused.content[0].text
+    assert {path: path.read_bytes() for path in notes.rglob("*.md")} == before
 
 
 async def test_flush_prompt_names_the_date_and_ends_with_the_time(notes: Path) -> None:

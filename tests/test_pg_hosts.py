@@ -69,6 +69,8 @@ async def test_a_replica_serves_search_and_reads_from_the_database_and_refuses_w
     async with build_server_client(_settings(nowhere, pg_url, replica=True)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"memory_search", "memory_get"}
+        refused = await client.call_tool("memory_append", {"text": "a note that must not vanish"})
+        assert refused.is_error and "replica" in refused.content[0].text and "Unknown tool" not in refused.content[0].text
         reads = tools["memory_get"].description or ""
         assert "replica without the files" in reads and "on disk" not in reads and "{{" not in reads
 

@@ -66,10 +66,13 @@ def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int, sou
 
 
 def l2_normalize(vector: Sequence[float]) -> list[float]:
-    """The vector scaled to length 1 (non-finite values become 0; a zero vector stays zero)."""
-    clean = [x if math.isfinite(x) else 0.0 for x in vector]
-    norm = math.sqrt(sum(x * x for x in clean))
-    return clean if norm < 1e-12 else [x / norm for x in clean]
+    """The vector scaled to length 1; a zero vector stays zero, and a vector with a non-finite value comes back
+    with NaN or infinity in it, never quietly repaired, so :func:`check_vectors` refuses it."""
+    values = [float(x) for x in vector]
+    if not all(math.isfinite(x) for x in values):
+        return values
+    norm = math.sqrt(sum(x * x for x in values))
+    return values if norm < 1e-12 else [x / norm for x in values]
 
 
 def fingerprint(**parts: Any) -> str:

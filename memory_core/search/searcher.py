@@ -9,6 +9,7 @@ from typing import Any, Literal
 import anyio
 
 from ..config import QuerySettings, RerankSettings
+from ..embeddings.base import check_vectors
 from ..embeddings.embedder import Embedder
 from ..errors import EmbeddingError, InputError, as_memdex_error
 from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
@@ -210,7 +211,9 @@ class Searcher:
             return None
         try:
             with anyio.fail_after(self.query_timeout):
-                return await provider.embed_query(text)
+                vector = await provider.embed_query(text)
+            check_vectors([vector], 1, provider.dims, f"{provider.id} {provider.model}")
+            return vector
         except TimeoutError:
             warnings.append(f"the query embedding took over {self.query_timeout:g}s; these are keyword results")
         except EmbeddingError as exc:
