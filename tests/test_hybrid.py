@@ -16,7 +16,7 @@ from memdex.memory_core import MemoryEngine, load_settings
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
 from memdex.memory_core.stores import records
-from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import cache, db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 
 MODEL = TEST_MODEL
@@ -267,7 +267,7 @@ async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
 
 def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Path) -> None:
     """Pruning keeps the entries used most recently, not the ones written most recently."""
-    conn = store.open_index(tmp_path / "cache.sqlite")
+    conn = schema.open_index(tmp_path / "cache.sqlite")
     key = records.CacheKey("local", "m", "f")
     try:
         for name in ("a", "b", "c", "d"):
@@ -277,7 +277,7 @@ def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Pat
         assert set(store.cached_vectors(conn, key, ["a"], 2)) == {"a"}  # 'a' is now the most recently used
         assert store.prune_cache(conn, 2) == 2
         assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"], 2)) == {"a", "d"}
-        assert store.cache_size(conn) == 2
+        assert cache.cache_size(conn) == 2
     finally:
         conn.close()
 

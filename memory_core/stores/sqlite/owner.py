@@ -28,7 +28,7 @@ from ..counts_cache import CountsCache
 from ..filters import SearchFilter
 from ..records import VECTORS_VERSION, ChunkRow, Written
 from ..write_pause import WritePause
-from . import db, swap
+from . import cache, db, schema, swap
 from . import ops as store
 from .vector_matrix import VectorMatrix
 
@@ -74,8 +74,8 @@ class IndexDatabase:
         self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock files beside it need the folder
         swap.sweep(self.path)
         try:
-            return store.open_index(self.path)
-        except store.NeedsReset as exc:
+            return schema.open_index(self.path)
+        except schema.NeedsReset as exc:
             logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", self.path, exc)
         return self._reset()
 
@@ -97,14 +97,14 @@ class IndexDatabase:
             time.sleep(LOCK_POLL)
         try:
             try:
-                conn = store.open_index(self.path)
+                conn = schema.open_index(self.path)
                 if usable(conn):
                     return conn
                 conn.close()
-            except store.NeedsReset:
+            except schema.NeedsReset:
                 pass
-            store.reset(self.path)
-            return store.open_index(self.path)
+            schema.reset(self.path)
+            return schema.open_index(self.path)
         finally:
             lock.release()
 
@@ -132,7 +132,7 @@ class IndexDatabase:
         """Run ``fn`` on a worker thread; SQLite and OS errors come back as memdex errors."""
         try:
             return await anyio.to_thread.run_sync(fn, limiter=limiter)
-        except store.NeedsReset as exc:
+        except schema.NeedsReset as exc:
             self.damaged = True
             raise IndexCorrupt(
                 f"the index {self.path} could not be reset ({exc}); delete it and run `memdex index`"
@@ -296,9 +296,9 @@ class IndexDatabase:
         and calls :meth:`install`.
         """
         path = swap.shadow_path(self.path)
-        conn = await self._mapped(lambda: store.open_index(path))
+        conn = await self._mapped(lambda: schema.open_index(path))
         try:
-            await self.write(store.seed_cache, self.path, conn=conn)
+            await self.write(cache.seed_cache, self.path, conn=conn)
             yield conn
         finally:
             conn.close()
@@ -308,7 +308,7 @@ class IndexDatabase:
         """Copy a complete shadow over the live index in one transaction, taking the newest cache along."""
 
         def run(live: Any) -> None:
-            store.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
+            cache.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
             swap.install(shadow, live)
             self.matrix.reset()
             self._counts.drop()
@@ -318,7 +318,7 @@ class IndexDatabase:
     async def check_integrity(self) -> bool:
         """SQLite's quick check of the whole file (seconds on a large index: for repairs and --force)."""
         try:
-            ok = await self.write(store.intact)
+            ok = await self.write(schema.intact)
         except StoreError:
             ok = False
         self.damaged |= not ok
@@ -332,7 +332,7 @@ class IndexDatabase:
         """
 
         def run() -> None:
-            fresh = self._reset(store.intact)
+            fresh = self._reset(schema.intact)
             old, self._writer = self._writer, fresh
             old.close()
             self._generation += 1
