@@ -3,7 +3,9 @@
 Every SQLite call runs on a worker thread. Writes go through one connection behind a one-slot
 limiter, so there is exactly one writer in this process; reads borrow connections from a small
 pool and, thanks to WAL, never wait for any writer, in this process or another. A rebuilt index
-is copied into the live file (:mod:`.swap`), so every connection everywhere follows it.
+is copied into the live file (:mod:`.swap`), so every connection everywhere follows it. The
+embedding cache, in its own file beside the index (:mod:`.schema`), is attached to every writer,
+the shadow's too: a rebuild or a reset takes its vectors from it and never empties it.
 
 SQLite errors leave this class as memdex errors (:func:`.errors.as_memdex_error`); an error that
 says the file is damaged also marks the index ``damaged``, and the owner of the index rebuilds it
@@ -28,7 +30,7 @@ from ..counts_cache import CountsCache
 from ..filters import SearchFilter
 from ..records import VECTORS_VERSION, ChunkRow, Written
 from ..write_pause import WritePause
-from . import cache, db, schema, swap
+from . import db, schema, swap
 from . import ops as store
 from .vector_matrix import VectorMatrix
 
@@ -50,6 +52,7 @@ class IndexDatabase:
 
     def __init__(self, path: Path, *, read_connections: int = READ_CONNECTIONS) -> None:
         self.path = path
+        self.cache_path = schema.cache_path(path)
         self.matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on demand
         self.damaged = False  # an operation found the file corrupt; repair() rebuilds it
         self._read_connections = read_connections
@@ -74,17 +77,18 @@ class IndexDatabase:
         self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock files beside it need the folder
         swap.sweep(self.path)
         try:
-            return schema.open_index(self.path)
+            return schema.open_index(self.path, self.cache_path)
         except schema.NeedsReset as exc:
-            logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", self.path, exc)
+            logger.warning("%s is unusable (%s)", exc.path, exc)
         return self._reset()
 
-    def _reset(self, usable: Callable[[Any], bool] = lambda conn: True) -> Any:
-        """Empty the index file in place and open it anew, under the rebuild lock (a worker thread).
+    def _reset(self, *, check: bool = False) -> Any:
+        """Empty the damaged files (the index, its embedding cache, or both) in place and open the index
+        anew, under the rebuild lock (a worker thread).
 
-        Another process may have reset it while this one waited for the lock: a file that now
-        opens and passes ``usable`` is kept. While another process rebuilds, this waits up to
-        RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
+        Another process may have reset them while this one waited for the lock: files that now open
+        (and, with ``check``, pass SQLite's quick check) are kept. While another process rebuilds, this
+        waits up to RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
         """
         lock = swap.RebuildLock(self.path)
         deadline = time.monotonic() + RESET_WAIT
@@ -96,15 +100,22 @@ class IndexDatabase:
                 )
             time.sleep(LOCK_POLL)
         try:
-            try:
-                conn = schema.open_index(self.path)
-                if usable(conn):
-                    return conn
-                conn.close()
-            except schema.NeedsReset:
-                pass
-            schema.reset(self.path)
-            return schema.open_index(self.path)
+            for _ in range(2):  # at most the index, then its cache, fails to open
+                try:
+                    conn = schema.open_index(self.path, self.cache_path)
+                    damaged = schema.damaged(conn) if check else []
+                except schema.NeedsReset as exc:
+                    damaged = [exc.path]
+                else:
+                    if not damaged:
+                        return conn
+                    conn.close()
+                for path in damaged:
+                    what = "embedding cache: its vectors are made again" if path == self.cache_path else "index"
+                    logger.warning("emptying the damaged %s (%s)", what, path)
+                    schema.reset(path)
+                check = False
+            return schema.open_index(self.path, self.cache_path)
         finally:
             lock.release()
 
@@ -290,25 +301,23 @@ class IndexDatabase:
 
     @contextlib.asynccontextmanager
     async def shadow(self) -> AsyncIterator[Any]:
-        """A new empty index beside the live one, seeded with its embedding cache; removed on exit.
+        """A new empty index beside the live one, with the live index's embedding cache attached; removed on exit.
 
         The caller holds :meth:`rebuild_lock`, fills the shadow through ``write(..., conn=shadow)``
         and calls :meth:`install`.
         """
         path = swap.shadow_path(self.path)
-        conn = await self._mapped(lambda: schema.open_index(path))
+        conn = await self._mapped(lambda: schema.open_index(path, self.cache_path))
         try:
-            await self.write(cache.seed_cache, self.path, conn=conn)
             yield conn
         finally:
             conn.close()
             await anyio.to_thread.run_sync(swap.remove, path)
 
     async def install(self, shadow: Any) -> None:
-        """Copy a complete shadow over the live index in one transaction, taking the newest cache along."""
+        """Copy a complete shadow over the live index in one transaction (the cache they share stays)."""
 
         def run(live: Any) -> None:
-            cache.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
             swap.install(shadow, live)
             self.matrix.reset()
             self._counts.drop()
@@ -316,23 +325,23 @@ class IndexDatabase:
         await self.write(run)
 
     async def check_integrity(self) -> bool:
-        """SQLite's quick check of the whole file (seconds on a large index: for repairs and --force)."""
+        """SQLite's quick check of the index and its cache (seconds when large: for repairs and --force)."""
         try:
-            ok = await self.write(schema.intact)
+            ok = not await self.write(schema.damaged)
         except StoreError:
             ok = False
         self.damaged |= not ok
         return ok
 
     async def repair(self) -> None:
-        """Empty a damaged index in place (other processes see it) so that a full sync rebuilds it.
+        """Empty a damaged index or cache in place (other processes see it) so that a full sync rebuilds it.
 
         The writer in use stays until the emptied file is open: if the reset fails (another
         process rebuilds, the disk fails), the index stays as it was, marked damaged.
         """
 
         def run() -> None:
-            fresh = self._reset(schema.intact)
+            fresh = self._reset(check=True)
             old, self._writer = self._writer, fresh
             old.close()
             self._generation += 1

@@ -1,12 +1,22 @@
-"""The SQLite index file: its schema, and opening, checking and emptying it.
+"""The SQLite index file and its embedding cache file: schemas, named migrations, opening, checking, emptying.
 
-Every function runs on the caller's thread (the owner's worker threads).
+The index (``<index>``) holds files, chunks, FTS5 and vectors; the embedding cache lives in its own file
+beside it (``<index>.cache``), attached to every writer as ``cache``. Both are derived data, but vectors
+may have been paid for: emptying or rebuilding the index never touches the cache, and a damaged cache is
+emptied on its own.
+
+Each file records the named migrations applied to it (table ``migrations``); opening applies the missing
+ones in order, each in one transaction with its record, so several processes may open a file at once. An
+index from before migrations were recorded (``PRAGMA user_version = 1``) is adopted as having the first
+one. Every function runs on the caller's thread (the owner's worker threads).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,9 +26,16 @@ from . import db, swap
 
 logger = logging.getLogger(__name__)
 
+# In the index identity: bump it only for a migration that cannot carry the chunks over, so that the
+# index is rebuilt from the Markdown (its vectors come from the cache). Other migrations never need it.
 SCHEMA_VERSION = 1
 
-_SCHEMA = f"""
+# The index's migrations, applied once each, in order. The first is the schema of indexes from before
+# migrations were recorded (``PRAGMA user_version = 1``), which are adopted as having it.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_files_chunks_fts_cache",
+        f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
     path TEXT PRIMARY KEY,
@@ -56,8 +73,47 @@ CREATE TABLE embedding_cache (
     PRIMARY KEY (provider, model, fingerprint, hash)
 ) WITHOUT ROWID;
 CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+""",
+    ),
+    (
+        # The cache moves to its own file, which no reset or rebuild of the index touches.
+        "0002_embedding_cache_in_its_own_file",
+        """
+INSERT OR IGNORE INTO cache.embedding_cache(provider, model, fingerprint, hash, dims, embedding, last_used)
+    SELECT provider, model, fingerprint, hash, dims, embedding, last_used FROM main.embedding_cache;
+DROP TABLE main.embedding_cache;
+""",
+    ),
+]
+
+# The embedding cache file's migrations.
+CACHE_MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_embedding_cache",
+        """
+CREATE TABLE embedding_cache (
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    last_used REAL NOT NULL,
+    PRIMARY KEY (provider, model, fingerprint, hash)
+) WITHOUT ROWID;
+CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
+""",
+    ),
+]
+
+_ADOPTED_VERSION = 1  # the user_version of an index from before migrations were recorded
+_ADOPTED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "embedding_cache"})
+_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts"})
+
+
+def cache_path(index: Path) -> Path:
+    """Where the embedding cache of the index at ``index`` lives."""
+    return Path(f"{index}.cache")
 
 
 @contextmanager
@@ -73,29 +129,41 @@ def transaction(conn: Any) -> Iterator[None]:
 
 
 class NeedsReset(Exception):
-    """The file at the index path is damaged, foreign or of another schema: rebuild it from the Markdown."""
+    """The file at ``path`` (the index or its embedding cache) is damaged, foreign or of an unknown schema:
+    empty it (:func:`reset`) and open again."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
 
 
-def open_index(path: Path) -> Any:
-    """Open the index at ``path`` for writing, creating its schema in a new or empty file.
+def open_index(path: Path, cache: Path | None = None) -> Any:
+    """Open the index at ``path`` for writing, with its embedding cache (at ``cache``, by default
+    :func:`cache_path`) attached as ``cache``, each file migrated to the current schema.
 
-    Raises :class:`NeedsReset` when the file is corrupt, not a database, or not a memdex index of
-    this schema version; any other SQLite error (locked, I/O, disk full) propagates untouched, and
-    nothing is ever deleted here.
+    Raises :class:`NeedsReset` naming the file that is corrupt, not a database, or not memdex's; any
+    other SQLite error (locked, I/O, disk full) propagates untouched, and nothing is ever deleted here.
     """
+    cache = cache_path(path) if cache is None else cache
+    _open(cache, _prepare_cache).close()
+    return _open(path, functools.partial(_prepare_index, cache=cache))
+
+
+def _open(path: Path, prepare: Callable[[Any], None]) -> Any:
+    """A writer connection to ``path`` once ``prepare(conn)`` has run; NeedsReset when the file is damaged."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = db.connect(path)
     except db.database_error() as exc:
         if db.is_corruption(exc):
-            raise NeedsReset(str(exc)) from exc
+            raise NeedsReset(path, str(exc)) from exc
         raise
     try:
-        _ensure_schema(conn)
+        prepare(conn)
     except db.database_error() as exc:
         conn.close()
         if db.is_corruption(exc):
-            raise NeedsReset(str(exc)) from exc
+            raise NeedsReset(path, str(exc)) from exc
         raise
     except BaseException:
         conn.close()
@@ -103,40 +171,79 @@ def open_index(path: Path) -> Any:
     return conn
 
 
-def _ensure_schema(conn: Any) -> None:
-    """Create the schema in an empty database, in one transaction (two processes may race to do it).
+def _prepare_cache(conn: Any) -> None:
+    _migrate(conn, CACHE_MIGRATIONS, adopted=None)
+    conn.execute("SELECT hash FROM embedding_cache LIMIT 1").fetchall()
 
-    An existing index is probed where every open reads next (its meta rows, the FTS structure), so
-    that damage there shows here, as :class:`NeedsReset`, rather than in the first query.
+
+def _prepare_index(conn: Any, cache: Path) -> None:
+    conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+    conn.execute("PRAGMA cache.synchronous = NORMAL")
+    _migrate(conn, MIGRATIONS, adopted=MIGRATIONS[0][0])
+    _probe(conn)
+
+
+def _migrate(conn: Any, migrations: Sequence[tuple[str, str]], adopted: str | None) -> None:
+    """Apply the named migrations the main database of ``conn`` lacks, in order, each in one transaction
+    with its record (another process may apply one first: each transaction looks again).
+
+    ``adopted``: the migration a file from before migrations were recorded already has (None: such a
+    file is not one of ours). A file with migrations this memdex does not know (a newer one's), or with
+    tables but no record, raises NeedsReset.
     """
-    if _user_version(conn) == SCHEMA_VERSION:
-        _probe(conn)
+    names = [name for name, _ in migrations]
+    applied = _applied(conn)
+    if applied is not None and set(names) == applied:
         return
-    with transaction(conn):
-        version = _user_version(conn)  # another process may have created it since the first look
-        if version == SCHEMA_VERSION:
-            return
-        if version != 0 or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise NeedsReset(f"the file holds schema version {version}, not a memdex index of version {SCHEMA_VERSION}")
-        for statement in _statements(_SCHEMA):
-            conn.execute(statement)
+    for name, script in migrations:
+        with transaction(conn):
+            applied = _applied(conn)
+            if applied is None:
+                applied = _start_record(conn, adopted)
+            if unknown := applied - set(names):
+                raise NeedsReset(_main_file(conn), f"the file has migrations this memdex does not know: {sorted(unknown)}")
+            if name in applied:
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+            logger.debug("%s: applied migration %s", _main_file(conn), name)
 
 
-_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "embedding_cache"})
+def _applied(conn: Any) -> set[str] | None:
+    """The names of the migrations applied to the main database, or None when it records none."""
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone() is None:
+        return None
+    return {row[0] for row in conn.execute("SELECT name FROM main.migrations")}
+
+
+def _start_record(conn: Any, adopted: str | None) -> set[str]:
+    """Create the record of migrations in an empty database, or in an index from before it (adopted as
+    having ``adopted``); returns what it records. Raises NeedsReset for any other file."""
+    version = int(conn.execute("PRAGMA main.user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
+    if tables and (adopted is None or version != _ADOPTED_VERSION or not tables >= _ADOPTED_TABLES):
+        raise NeedsReset(_main_file(conn), f"the file (schema version {version}) is not a memdex file of a known schema")
+    conn.execute("CREATE TABLE main.migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    if adopted is None or not tables:
+        return set()
+    conn.execute("INSERT INTO main.migrations(name, applied_at) VALUES (?, ?)", (adopted, time.time()))
+    logger.info("%s: adopted an index from before recorded migrations", _main_file(conn))
+    return {adopted}
+
+
+def _main_file(conn: Any) -> Path:
+    return Path(next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"))
 
 
 def _probe(conn: Any) -> None:
-    """Read the small structures every open needs; raises the driver's error when they are damaged,
-    and NeedsReset when the file has this schema version but not memdex's tables (a foreign file)."""
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    """Read the small structures every open needs, so that damage there shows here, as NeedsReset, rather
+    than in the first query (the driver's error propagates; the caller maps it)."""
+    names = {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
     if missing := _TABLES - names:
-        raise NeedsReset(f"the file is not a memdex index (no {', '.join(sorted(missing))} table)")
+        raise NeedsReset(_main_file(conn), f"the file is not a memdex index (no {', '.join(sorted(missing))} table)")
     conn.execute("SELECT key, value FROM meta").fetchall()
     conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
-
-
-def _user_version(conn: Any) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _statements(script: str) -> list[str]:
@@ -153,7 +260,7 @@ def _statements(script: str) -> list[str]:
 def reset(path: Path) -> None:
     """Turn the file at ``path`` into an empty database, in place, whatever its pages hold.
 
-    The caller holds the rebuild lock. An empty database is copied over the file with SQLite's
+    The caller holds the rebuild lock. For the index or its embedding cache alike. An empty database is copied over the file with SQLite's
     backup API, in one transaction, so other processes' connections see the change instead of
     losing a renamed or deleted file, and no damaged page has to be read. Only a file SQLite cannot
     open at all (its header is damaged, it is cut short, it is not a database) is deleted and
@@ -177,19 +284,25 @@ def reset(path: Path) -> None:
     except db.database_error() as exc:
         if not db.is_corruption(exc):
             raise
-        logger.warning("index %s cannot be emptied in place (%s); creating it anew", path, exc)
+        logger.warning("%s cannot be emptied in place (%s); creating it anew", path, exc)
     swap.remove(path)
 
 
-def intact(conn: Any) -> bool:
-    """True when SQLite's quick check finds the whole file sound (a corrupt page raises or is listed)."""
+def damaged(conn: Any) -> list[Path]:
+    """The files of ``conn`` (the index, its attached cache) that SQLite's quick check does not find sound."""
+    files = {row[1]: Path(row[2]) for row in conn.execute("PRAGMA database_list")}
+    return [files[name] for name in ("main", "cache") if name in files and not _sound(conn, name, files[name])]
+
+
+def _sound(conn: Any, name: str, path: Path) -> bool:
+    """True when the quick check of database ``name`` passes (a corrupt page raises or is listed)."""
     try:
-        rows = conn.execute("PRAGMA quick_check").fetchall()
+        rows = conn.execute(f"PRAGMA {name}.quick_check").fetchall()
     except db.database_error() as exc:
         if db.is_corruption(exc):
             return False
         raise
     if len(rows) == 1 and rows[0][0] == "ok":
         return True
-    logger.warning("index failed its integrity check: %s", "; ".join(str(r[0]) for r in rows[:3]))
+    logger.warning("%s failed its integrity check: %s", path, "; ".join(str(r[0]) for r in rows[:3]))
     return False
