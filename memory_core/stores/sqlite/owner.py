@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,7 +58,8 @@ class IndexDatabase:
         self.damaged = False  # an operation found the file corrupt; repair() rebuilds it
         self._read_connections = read_connections
         self._writer: Any = None
-        self._readers: list[tuple[int, Any]] = []  # (generation, idle read-only connection)
+        # (generation, idle read-only connection); deque's pop and append are atomic, so reader threads share it
+        self._readers: deque[tuple[int, Any]] = deque()
         self._generation = 0  # bumped when a repair may have replaced the file under the readers
         self._counts = CountsCache()
         self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
@@ -232,9 +234,10 @@ class IndexDatabase:
         self.require_open()
 
         def run() -> T:
-            generation, conn = self._readers.pop() if self._readers else (self._generation, None)
-            if conn is None:
-                conn = db.connect(self.path, readonly=True)
+            try:  # take an idle connection in one step: a check and then a pop could lose a race to another reader
+                generation, conn = self._readers.pop()
+            except IndexError:
+                generation, conn = self._generation, db.connect(self.path, readonly=True)
             try:
                 result = fn(conn, *args)
             except BaseException:
@@ -356,5 +359,9 @@ class IndexDatabase:
         self.damaged = False
 
     def _close_readers(self) -> None:
-        while self._readers:
-            self._readers.pop()[1].close()
+        while True:
+            try:
+                _, conn = self._readers.pop()
+            except IndexError:
+                return
+            conn.close()
