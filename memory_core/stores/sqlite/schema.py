@@ -258,9 +258,10 @@ def _statements(script: str) -> list[str]:
 
 
 def reset(path: Path) -> None:
-    """Turn the file at ``path`` into an empty database, in place, whatever its pages hold.
+    """Turn the file at ``path`` (the index or its embedding cache) into an empty database, in place,
+    whatever its pages hold.
 
-    The caller holds the rebuild lock. For the index or its embedding cache alike. An empty database is copied over the file with SQLite's
+    The caller holds the rebuild lock. An empty database is copied over the file with SQLite's
     backup API, in one transaction, so other processes' connections see the change instead of
     losing a renamed or deleted file, and no damaged page has to be read. Only a file SQLite cannot
     open at all (its header is damaged, it is cut short, it is not a database) is deleted and
