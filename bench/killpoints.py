@@ -66,7 +66,9 @@ CHUNKING_A = {"tokens": 400, "overlap": 80}  # the defaults
 CHUNKING_B = {"tokens": 128, "overlap": 16}
 MODES = ("index", "force", "rebuild", "switch")
 INDEX_NAME = "idx.sqlite"
-EXPECTED_BESIDE = {INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}.lock", f"{INDEX_NAME}.gate"}
+EXPECTED_BESIDE = {
+    f"{INDEX_NAME}{suffix}" for suffix in ("", "-wal", "-shm", ".lock", ".gate", ".cache", ".cache-wal", ".cache-shm")
+}
 RUN_TIMEOUT = 300.0
 
 

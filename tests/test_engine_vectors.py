@@ -43,8 +43,8 @@ async def _unembedded(engine: MemoryEngine) -> int:
 
 
 async def _cache_rows(engine: MemoryEngine) -> list[tuple[int, bytes]]:
-    table = "memdex_cache" if engine.settings.store.backend == "postgres" else "embedding_cache"
-    rows = await engine.index.read(lambda c: c.execute(f"SELECT dims, embedding FROM {table}").fetchall())
+    table = "memdex_cache" if engine.settings.store.backend == "postgres" else "cache.embedding_cache"
+    rows = await engine.index.write(lambda c: c.execute(f"SELECT dims, embedding FROM {table}").fetchall())
     return [(int(dims), bytes(blob)) for dims, blob in rows]
 
 

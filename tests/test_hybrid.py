@@ -16,7 +16,7 @@ from memdex.memory_core import MemoryEngine, load_settings
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
 from memdex.memory_core.stores import records
-from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import cache, db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 
 MODEL = TEST_MODEL
@@ -174,9 +174,9 @@ async def test_a_model_change_rebuilds_the_index_and_swaps_it_in(
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
     assert made[0].texts_embedded == len(NOTES)
     assert sorted(p.name for p in index_path.parent.iterdir() if ".tmp-" in p.name or ".backup-" in p.name) == []
-    with sqlite3.connect(index_path) as conn:
+    with sqlite3.connect(schema.cache_path(index_path)) as conn:
         fingerprints = {row[0] for row in conn.execute("SELECT DISTINCT fingerprint FROM embedding_cache")}
-    assert len(fingerprints) == 2  # the old vectors were carried over into the rebuilt index's cache
+    assert len(fingerprints) == 2  # the rebuild kept the old vectors in the cache
 
 
 async def test_a_failed_rebuild_keeps_the_old_index_in_service(
@@ -267,7 +267,7 @@ async def test_an_indexing_outage_keeps_keyword_search_and_backfills_later(
 
 def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Path) -> None:
     """Pruning keeps the entries used most recently, not the ones written most recently."""
-    conn = store.open_index(tmp_path / "cache.sqlite")
+    conn = schema.open_index(tmp_path / "cache.sqlite")
     key = records.CacheKey("local", "m", "f")
     try:
         for name in ("a", "b", "c", "d"):
@@ -277,7 +277,7 @@ def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Pat
         assert set(store.cached_vectors(conn, key, ["a"], 2)) == {"a"}  # 'a' is now the most recently used
         assert store.prune_cache(conn, 2) == 2
         assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"], 2)) == {"a", "d"}
-        assert store.cache_size(conn) == 2
+        assert cache.cache_size(conn) == 2
     finally:
         conn.close()
 

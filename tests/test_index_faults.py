@@ -22,7 +22,7 @@ import pytest
 from bench.workspace_gen import write_workspace
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import IndexBusy, IndexCorrupt
-from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 
 MakeEngine = Callable[..., MemoryEngine]
@@ -127,8 +127,8 @@ async def found(engine: MemoryEngine, query: str) -> set[str]:
 
 
 def add_cache_rows(index: Path, rows: int = 3) -> set[tuple[str, ...]]:
-    """Put embedding-cache rows in a closed index (vectors cost money to make: they must survive)."""
-    conn = db.connect(index)
+    """Put rows in a closed index's embedding cache (vectors cost money to make: they must survive)."""
+    conn = db.connect(schema.cache_path(index))
     try:
         with store.transaction(conn):
             for n in range(rows):
@@ -142,7 +142,7 @@ def add_cache_rows(index: Path, rows: int = 3) -> set[tuple[str, ...]]:
 
 
 def cache_rows(index: Path) -> set[tuple[str, ...]]:
-    conn = db.connect(index, readonly=True)
+    conn = db.connect(schema.cache_path(index), readonly=True)
     try:
         return {tuple(map(str, row)) for row in conn.execute("SELECT provider, model, hash FROM embedding_cache")}
     finally:
@@ -308,13 +308,14 @@ async def test_a_repair_that_cannot_take_the_rebuild_lock_keeps_the_engine_usabl
 async def test_a_foreign_database_with_memdex_schema_version_is_emptied_in_place(
     make_engine: MakeEngine, workspace: Path, index_path: Path
 ) -> None:
-    """A SQLite file at the index path that says schema version 1 but has none of memdex's tables is
-    not an index: it is emptied in place (same inode: another process may have it open) and rebuilt."""
+    """A SQLite file at the index path that says schema version 1 (an index from before recorded migrations)
+    but has none of memdex's tables is not an index: it is emptied in place (same inode: another process may
+    have it open) and rebuilt."""
     fill_workspace(workspace, files=3)
     conn = db.connect(index_path)
     try:
         conn.execute("CREATE TABLE unrelated(x)")
-        conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION}")
+        conn.execute("PRAGMA user_version = 1")
     finally:
         conn.close()
     inode = index_path.stat().st_ino

@@ -15,6 +15,7 @@ from memdex.memory_core.search.ranking import rank_keyword
 from memdex.memory_core.search.scoring import bm25_idf
 from memdex.memory_core.stores.records import FileState
 from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite import schema
 from memdex.memory_core.stores.sqlite.ops import match_expression
 from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.text.terms import query_terms
@@ -22,7 +23,7 @@ from memdex.memory_core.textutil import sha256_hex
 
 
 def _index(path: Path, texts: list[str]) -> Any:
-    conn = store.open_index(path)
+    conn = schema.open_index(path)
     chunks = [Chunk(i + 1, i + 1, text, sha256_hex(text)) for i, text in enumerate(texts)]
     with store.transaction(conn):
         store.replace_file(conn, "MEMORY.md", "memory", FileState("h", 0, 0), chunks)

@@ -22,6 +22,7 @@ from memdex.memory_core.stores.postgres import ops as pg_store
 from memdex.memory_core.stores.postgres import tokens as fts_tokens
 from memdex.memory_core.stores.records import FileChange, FileState
 from memdex.memory_core.stores.sqlite import ops as store
+from memdex.memory_core.stores.sqlite import schema
 from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.textutil import sha256_hex
 
@@ -77,7 +78,7 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
     file's chunks share their doclists' blocks with other files or not."""
     monkeypatch.setattr(pg_store, "BLOCK_CHUNKS", block)
     corpus = _corpus()
-    lite = store.open_index(tmp_path / "idx.sqlite")
+    lite = schema.open_index(tmp_path / "idx.sqlite")
     _fill(store, lite, corpus)
     _fill(pg_store, pg, corpus)
     # Replacing a file and deleting another moves the corpus statistics BM25 reads on both.
@@ -222,7 +223,7 @@ def test_an_index_written_before_block_doclists_ranks_the_same_after_the_migrati
     """Migration 0002 turns every postings row into a one-chunk doclist: the upgraded index answers as
     SQLite does, and a file replaced afterwards mixes old and new blocks correctly."""
     corpus = _corpus(seed=3)
-    lite = store.open_index(tmp_path / "idx.sqlite")
+    lite = schema.open_index(tmp_path / "idx.sqlite")
     _fill(store, lite, corpus)
     with psycopg.connect(pg_url, autocommit=True) as raw:
         conn = pg_store.PgConn(raw, "before")

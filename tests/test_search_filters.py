@@ -16,7 +16,7 @@ from memdex.memory_core.search.keyword import keyword_candidates
 from memdex.memory_core.stores import records
 from memdex.memory_core.stores.filters import SearchFilter, log_date
 from memdex.memory_core.stores.records import ChunkRow, FileState, VectorDelta
-from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite.owner import IndexDatabase
 from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
@@ -48,7 +48,7 @@ def _paths(conn: Any, where: SearchFilter) -> set[str]:
 
 @pytest.fixture
 def conn(tmp_path: Path) -> Iterator[Any]:
-    connection = store.open_index(tmp_path / "idx.sqlite")
+    connection = schema.open_index(tmp_path / "idx.sqlite")
     yield connection
     connection.close()
 

@@ -10,7 +10,7 @@ import pytest
 
 from memdex.memory_core.stores import records
 from memdex.memory_core.stores.records import FileState, VectorDelta
-from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
 from memdex.memory_core.text.chunking import Chunk
@@ -52,7 +52,7 @@ def _remove(conn: Any, path: str) -> VectorDelta:
 
 @pytest.fixture
 def conn(tmp_path: Path) -> Any:
-    connection = store.open_index(tmp_path / "idx.sqlite")
+    connection = schema.open_index(tmp_path / "idx.sqlite")
     store.ensure_vector_table(connection, DIMS)
     yield connection
     connection.close()
@@ -157,7 +157,7 @@ def test_odd_queries_return_nothing_rather_than_fail(conn: Any) -> None:
 
 
 def test_an_index_without_vectors_loads_empty(tmp_path: Path) -> None:
-    connection = store.open_index(tmp_path / "plain.sqlite")
+    connection = schema.open_index(tmp_path / "plain.sqlite")
     try:
         matrix = VectorMatrix()
         matrix.load(connection)

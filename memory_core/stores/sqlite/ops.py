@@ -1,207 +1,41 @@
-"""The SQLite index: schema and the synchronous operations on it.
+"""The SQLite index's operations (:class:`~..base.StoreOps`): meta, files and chunks, vectors, search.
 
 Every function takes an open connection and runs on the caller's thread; the engine decides which
 thread that is (one writer, pooled readers). Chunk text is stored once, in ``chunks``; the FTS5
-table is an external-content index over it, kept in step by triggers.
+table is an external-content index over it, kept in step by triggers. The schema and the file's
+life (open, check, empty) are :mod:`.schema`'s; the embedding cache is :mod:`.cache`'s.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.chunking import Chunk
-from ...text.terms import FTS_TOKENIZER
 from ..filters import SearchFilter
 from ..records import (
     FILES_VERSION,
     VECTOR_PARTS,
     VECTORS_VERSION,
-    CacheKey,
     ChunkRow,
     ChunkVectors,
     FileChange,
     FileState,
     VectorDelta,
     pack_vector,
-    unpack_vector,
     vector_rows,
 )
-from . import db, swap
+from .cache import cache_vectors as cache_vectors
+from .cache import cached_vectors as cached_vectors
+from .cache import prune_cache as prune_cache
+from .schema import SCHEMA_VERSION as SCHEMA_VERSION
+from .schema import transaction as transaction
 
-logger = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 1
 # A chunk's part vectors are the chunks_vec rows whose rowid is their vector row (records.VECTOR_PARTS).
 MAX_KNN = 4096  # sqlite-vec's largest k
-
-_SCHEMA = f"""
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (
-    path TEXT PRIMARY KEY,
-    source TEXT NOT NULL DEFAULT 'memory',
-    hash TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    indexed_at REAL NOT NULL
-);
-CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT 'memory',
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    text TEXT NOT NULL
-);
-CREATE INDEX chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TABLE embedding_cache (
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    dims INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    last_used REAL NOT NULL,
-    PRIMARY KEY (provider, model, fingerprint, hash)
-) WITHOUT ROWID;
-CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
-
-
-@contextmanager
-def transaction(conn: Any) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-class NeedsReset(Exception):
-    """The file at the index path is damaged, foreign or of another schema: rebuild it from the Markdown."""
-
-
-def open_index(path: Path) -> Any:
-    """Open the index at ``path`` for writing, creating its schema in a new or empty file.
-
-    Raises :class:`NeedsReset` when the file is corrupt, not a database, or not a memdex index of
-    this schema version; any other SQLite error (locked, I/O, disk full) propagates untouched, and
-    nothing is ever deleted here.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        conn = db.connect(path)
-    except db.database_error() as exc:
-        if db.is_corruption(exc):
-            raise NeedsReset(str(exc)) from exc
-        raise
-    try:
-        _ensure_schema(conn)
-    except db.database_error() as exc:
-        conn.close()
-        if db.is_corruption(exc):
-            raise NeedsReset(str(exc)) from exc
-        raise
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _ensure_schema(conn: Any) -> None:
-    """Create the schema in an empty database, in one transaction (two processes may race to do it).
-
-    An existing index is probed where every open reads next (its meta rows, the FTS structure), so
-    that damage there shows here, as :class:`NeedsReset`, rather than in the first query.
-    """
-    if _user_version(conn) == SCHEMA_VERSION:
-        _probe(conn)
-        return
-    with transaction(conn):
-        version = _user_version(conn)  # another process may have created it since the first look
-        if version == SCHEMA_VERSION:
-            return
-        if version != 0 or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise NeedsReset(f"the file holds schema version {version}, not a memdex index of version {SCHEMA_VERSION}")
-        for statement in _statements(_SCHEMA):
-            conn.execute(statement)
-
-
-_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "embedding_cache"})
-
-
-def _probe(conn: Any) -> None:
-    """Read the small structures every open needs; raises the driver's error when they are damaged,
-    and NeedsReset when the file has this schema version but not memdex's tables (a foreign file)."""
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if missing := _TABLES - names:
-        raise NeedsReset(f"the file is not a memdex index (no {', '.join(sorted(missing))} table)")
-    conn.execute("SELECT key, value FROM meta").fetchall()
-    conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
-
-
-def _user_version(conn: Any) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _statements(script: str) -> list[str]:
-    """``script`` cut into whole statements (executescript would commit the caller's transaction)."""
-    statements, current = [], ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if db.driver().module.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    return statements
-
-
-def reset(path: Path) -> None:
-    """Turn the file at ``path`` into an empty database, in place, whatever its pages hold.
-
-    The caller holds the rebuild lock. An empty database is copied over the file with SQLite's
-    backup API, in one transaction, so other processes' connections see the change instead of
-    losing a renamed or deleted file, and no damaged page has to be read. Only a file SQLite cannot
-    open at all (its header is damaged, it is cut short, it is not a database) is deleted and
-    created anew; any other error (locked, I/O, disk full) propagates and nothing is deleted.
-    """
-    module = db.driver().module
-    try:
-        conn = module.connect(str(path), isolation_level=None)  # no pragma: they may read damaged pages
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
-            page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-            empty = module.connect(":memory:")
-            try:
-                empty.execute(f"PRAGMA page_size = {page_size}")  # a WAL file keeps its page size
-                swap.copy_database(empty, conn)
-            finally:
-                empty.close()
-        finally:
-            conn.close()
-        return
-    except db.database_error() as exc:
-        if not db.is_corruption(exc):
-            raise
-        logger.warning("index %s cannot be emptied in place (%s); creating it anew", path, exc)
-    swap.remove(path)
 
 
 # Meta ------------------------------------------------------------------------------------------
@@ -383,91 +217,6 @@ def chunks_lacking_vectors(conn: Any, chunks: Sequence[tuple[int, str]]) -> set[
 def count_without_vectors(conn: Any) -> int:
     sql = f"SELECT count(*) FROM chunks WHERE id * {VECTOR_PARTS} NOT IN (SELECT rowid FROM chunks_vec)"
     return int(conn.execute(sql).fetchone()[0])
-
-
-# Embedding cache -------------------------------------------------------------------------------
-
-
-def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str], dims: int) -> dict[str, list[float]]:
-    """Vectors of ``dims`` dimensions cached for these chunk hashes; marks the hits as just used (LRU).
-
-    A cached vector of another size (the provider changed what it returns) is never reused.
-    """
-    found: dict[str, list[float]] = {}
-    unique = list(dict.fromkeys(hashes))
-    for start in range(0, len(unique), 500):
-        part = unique[start : start + 500]
-        marks = ",".join("?" * len(part))
-        args = (key.provider, key.model, key.fingerprint, *part)
-        rows = conn.execute(
-            f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND fingerprint = ? "
-            f"AND dims = ? AND hash IN ({marks})",
-            (*args[:3], dims, *part),
-        ).fetchall()
-        found.update((r[0], unpack_vector(r[1])) for r in rows)
-        conn.execute(
-            f"UPDATE embedding_cache SET last_used = ? WHERE provider = ? AND model = ? AND fingerprint = ? "
-            f"AND hash IN ({marks})",
-            (time.time(), *args),
-        )
-    return found
-
-
-def cache_vectors(conn: Any, key: CacheKey, vectors: dict[str, Sequence[float]]) -> None:
-    now = time.time()
-    conn.executemany(
-        "INSERT INTO embedding_cache(provider, model, fingerprint, hash, dims, embedding, last_used) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET embedding = excluded.embedding, "
-        "dims = excluded.dims, last_used = excluded.last_used",
-        ((key.provider, key.model, key.fingerprint, h, len(v), pack_vector(v), now) for h, v in vectors.items()),
-    )
-
-
-def prune_cache(conn: Any, max_entries: int) -> int:
-    """Drop the least recently used cache entries beyond ``max_entries``; returns how many."""
-    excess = conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] - max_entries
-    if excess <= 0:
-        return 0
-    conn.execute(
-        "DELETE FROM embedding_cache WHERE (provider, model, fingerprint, hash) IN "
-        "(SELECT provider, model, fingerprint, hash FROM embedding_cache ORDER BY last_used LIMIT ?)",
-        (excess,),
-    )
-    return int(excess)
-
-
-def seed_cache(conn: Any, source: Path) -> None:
-    """Copy the embedding cache of the index at ``source`` into this one (before a rebuild)."""
-    if not source.exists():
-        return
-    conn.execute("ATTACH DATABASE ? AS seed", (str(source),))
-    try:
-        conn.execute("INSERT OR IGNORE INTO main.embedding_cache SELECT * FROM seed.embedding_cache")
-    finally:
-        conn.execute("DETACH DATABASE seed")
-
-
-def intact(conn: Any) -> bool:
-    """True when SQLite's quick check finds the whole file sound (a corrupt page raises or is listed)."""
-    try:
-        rows = conn.execute("PRAGMA quick_check").fetchall()
-    except db.database_error() as exc:
-        if db.is_corruption(exc):
-            return False
-        raise
-    if len(rows) == 1 and rows[0][0] == "ok":
-        return True
-    logger.warning("index failed its integrity check: %s", "; ".join(str(r[0]) for r in rows[:3]))
-    return False
-
-
-def checkpoint(conn: Any) -> None:
-    """Fold the WAL into the main file, so the file alone is the whole database."""
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def cache_size(conn: Any) -> int:
-    return int(conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0])
 
 
 # Search ----------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Every SQLite call runs on a worker thread. Writes go through one connection behind a one-slot
 limiter, so there is exactly one writer in this process; reads borrow connections from a small
 pool and, thanks to WAL, never wait for any writer, in this process or another. A rebuilt index
-is copied into the live file (:mod:`.swap`), so every connection everywhere follows it.
+is copied into the live file (:mod:`.swap`), so every connection everywhere follows it. The
+embedding cache, in its own file beside the index (:mod:`.schema`), is attached to every writer,
+the shadow's too: a rebuild or a reset takes its vectors from it and never empties it.
 
 SQLite errors leave this class as memdex errors (:func:`.errors.as_memdex_error`); an error that
 says the file is damaged also marks the index ``damaged``, and the owner of the index rebuilds it
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +31,7 @@ from ..counts_cache import CountsCache
 from ..filters import SearchFilter
 from ..records import VECTORS_VERSION, ChunkRow, Written
 from ..write_pause import WritePause
-from . import db, swap
+from . import db, schema, swap
 from . import ops as store
 from .vector_matrix import VectorMatrix
 
@@ -50,11 +53,13 @@ class IndexDatabase:
 
     def __init__(self, path: Path, *, read_connections: int = READ_CONNECTIONS) -> None:
         self.path = path
+        self.cache_path = schema.cache_path(path)
         self.matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on demand
         self.damaged = False  # an operation found the file corrupt; repair() rebuilds it
         self._read_connections = read_connections
         self._writer: Any = None
-        self._readers: list[tuple[int, Any]] = []  # (generation, idle read-only connection)
+        # (generation, idle read-only connection); deque's pop and append are atomic, so reader threads share it
+        self._readers: deque[tuple[int, Any]] = deque()
         self._generation = 0  # bumped when a repair may have replaced the file under the readers
         self._counts = CountsCache()
         self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
@@ -74,17 +79,18 @@ class IndexDatabase:
         self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock files beside it need the folder
         swap.sweep(self.path)
         try:
-            return store.open_index(self.path)
-        except store.NeedsReset as exc:
-            logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", self.path, exc)
+            return schema.open_index(self.path, self.cache_path)
+        except schema.NeedsReset as exc:
+            logger.warning("%s is unusable (%s)", exc.path, exc)
         return self._reset()
 
-    def _reset(self, usable: Callable[[Any], bool] = lambda conn: True) -> Any:
-        """Empty the index file in place and open it anew, under the rebuild lock (a worker thread).
+    def _reset(self, *, check: bool = False) -> Any:
+        """Empty the damaged files (the index, its embedding cache, or both) in place and open the index
+        anew, under the rebuild lock (a worker thread).
 
-        Another process may have reset it while this one waited for the lock: a file that now
-        opens and passes ``usable`` is kept. While another process rebuilds, this waits up to
-        RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
+        Another process may have reset them while this one waited for the lock: files that now open
+        (and, with ``check``, pass SQLite's quick check) are kept. While another process rebuilds, this
+        waits up to RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
         """
         lock = swap.RebuildLock(self.path)
         deadline = time.monotonic() + RESET_WAIT
@@ -96,15 +102,22 @@ class IndexDatabase:
                 )
             time.sleep(LOCK_POLL)
         try:
-            try:
-                conn = store.open_index(self.path)
-                if usable(conn):
-                    return conn
-                conn.close()
-            except store.NeedsReset:
-                pass
-            store.reset(self.path)
-            return store.open_index(self.path)
+            for _ in range(2):  # at most the index, then its cache, fails to open
+                try:
+                    conn = schema.open_index(self.path, self.cache_path)
+                    damaged = schema.damaged(conn) if check else []
+                except schema.NeedsReset as exc:
+                    damaged = [exc.path]
+                else:
+                    if not damaged:
+                        return conn
+                    conn.close()
+                for path in damaged:
+                    what = "embedding cache: its vectors are made again" if path == self.cache_path else "index"
+                    logger.warning("emptying the damaged %s (%s)", what, path)
+                    schema.reset(path)
+                check = False
+            return schema.open_index(self.path, self.cache_path)
         finally:
             lock.release()
 
@@ -132,7 +145,7 @@ class IndexDatabase:
         """Run ``fn`` on a worker thread; SQLite and OS errors come back as memdex errors."""
         try:
             return await anyio.to_thread.run_sync(fn, limiter=limiter)
-        except store.NeedsReset as exc:
+        except schema.NeedsReset as exc:
             self.damaged = True
             raise IndexCorrupt(
                 f"the index {self.path} could not be reset ({exc}); delete it and run `memdex index`"
@@ -221,9 +234,10 @@ class IndexDatabase:
         self.require_open()
 
         def run() -> T:
-            generation, conn = self._readers.pop() if self._readers else (self._generation, None)
-            if conn is None:
-                conn = db.connect(self.path, readonly=True)
+            try:  # take an idle connection in one step: a check and then a pop could lose a race to another reader
+                generation, conn = self._readers.pop()
+            except IndexError:
+                generation, conn = self._generation, db.connect(self.path, readonly=True)
             try:
                 result = fn(conn, *args)
             except BaseException:
@@ -290,25 +304,23 @@ class IndexDatabase:
 
     @contextlib.asynccontextmanager
     async def shadow(self) -> AsyncIterator[Any]:
-        """A new empty index beside the live one, seeded with its embedding cache; removed on exit.
+        """A new empty index beside the live one, with the live index's embedding cache attached; removed on exit.
 
         The caller holds :meth:`rebuild_lock`, fills the shadow through ``write(..., conn=shadow)``
         and calls :meth:`install`.
         """
         path = swap.shadow_path(self.path)
-        conn = await self._mapped(lambda: store.open_index(path))
+        conn = await self._mapped(lambda: schema.open_index(path, self.cache_path))
         try:
-            await self.write(store.seed_cache, self.path, conn=conn)
             yield conn
         finally:
             conn.close()
             await anyio.to_thread.run_sync(swap.remove, path)
 
     async def install(self, shadow: Any) -> None:
-        """Copy a complete shadow over the live index in one transaction, taking the newest cache along."""
+        """Copy a complete shadow over the live index in one transaction (the cache they share stays)."""
 
         def run(live: Any) -> None:
-            store.seed_cache(shadow, self.path)  # vectors cached while the shadow was built
             swap.install(shadow, live)
             self.matrix.reset()
             self._counts.drop()
@@ -316,23 +328,23 @@ class IndexDatabase:
         await self.write(run)
 
     async def check_integrity(self) -> bool:
-        """SQLite's quick check of the whole file (seconds on a large index: for repairs and --force)."""
+        """SQLite's quick check of the index and its cache (seconds when large: for repairs and --force)."""
         try:
-            ok = await self.write(store.intact)
+            ok = not await self.write(schema.damaged)
         except StoreError:
             ok = False
         self.damaged |= not ok
         return ok
 
     async def repair(self) -> None:
-        """Empty a damaged index in place (other processes see it) so that a full sync rebuilds it.
+        """Empty a damaged index or cache in place (other processes see it) so that a full sync rebuilds it.
 
         The writer in use stays until the emptied file is open: if the reset fails (another
         process rebuilds, the disk fails), the index stays as it was, marked damaged.
         """
 
         def run() -> None:
-            fresh = self._reset(store.intact)
+            fresh = self._reset(check=True)
             old, self._writer = self._writer, fresh
             old.close()
             self._generation += 1
@@ -347,5 +359,9 @@ class IndexDatabase:
         self.damaged = False
 
     def _close_readers(self) -> None:
-        while self._readers:
-            self._readers.pop()[1].close()
+        while True:
+            try:
+                _, conn = self._readers.pop()
+            except IndexError:
+                return
+            conn.close()

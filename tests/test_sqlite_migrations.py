@@ -1,0 +1,192 @@
+"""SQLite's named migrations and its embedding cache file: no schema change, chunker change or reset of a
+damaged index ever embeds unchanged text again (with an OpenAI-compatible provider, that is paid for).
+
+The provider is the counting hash provider (tests/fake_provider.py); the index is a real SQLite file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fake_provider import HashFactory
+from test_index_faults import NOTES, chunk_rows, corrupt, fill_workspace, found, quick_check
+
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.index import syncer
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as store
+
+MakeEngine = Callable[..., MemoryEngine]
+
+
+async def build(make_engine: MakeEngine, factory: HashFactory) -> int:
+    """A complete index with vectors; returns how many texts the provider embedded."""
+    async with make_engine(provider_factory=factory) as engine:
+        await engine.sync()
+        assert engine.vectors_ready
+    assert factory.provider.texts_embedded > 0
+    return factory.provider.texts_embedded
+
+
+async def assert_hybrid(engine: MemoryEngine) -> None:
+    for rel, _, query in NOTES:
+        answer = await engine.search(query)
+        assert answer.mode == "hybrid" and answer.results[0].path == rel, query
+
+
+async def test_a_schema_and_chunker_change_rebuilds_the_index_without_embedding_again(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new schema version and a new chunker version change the index identity: the index is rebuilt
+    from the Markdown, every vector from the cache, none from the provider."""
+    fill_workspace(workspace, files=10)
+    factory = HashFactory()
+    embedded = await build(make_engine, factory)
+    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
+    monkeypatch.setattr(syncer, "CHUNKER_VERSION", f"{syncer.CHUNKER_VERSION}-next")
+    async with make_engine(provider_factory=factory) as engine:
+        await engine.sync()
+        identity = await engine.index.read(engine.index.ops.read_meta, "identity")
+        assert identity["chunks"]["schema"] == store.SCHEMA_VERSION
+        assert identity["chunks"]["chunker"] == syncer.CHUNKER_VERSION
+        assert await engine.index.read(engine.index.ops.count_without_vectors) == 0
+        await assert_hybrid(engine)
+    assert factory.provider.texts_embedded == embedded
+
+
+async def test_a_new_migration_is_applied_in_place_keeping_chunks_and_vectors(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A migration added to the list is applied once, recorded, and changes nothing else: same chunks,
+    nothing embedded, no rebuild."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    fill_workspace(workspace, files=5)
+    factory = HashFactory()
+    embedded = await build(make_engine, factory)
+    before = chunk_rows(index_path)
+    step = ("9999_files_note", "ALTER TABLE files ADD COLUMN note TEXT;")
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, step])
+    for _ in range(2):  # applied once, then found recorded
+        async with make_engine(provider_factory=factory) as engine:
+            await engine.sync()
+            await assert_hybrid(engine)
+    conn = db.connect(index_path, readonly=True)
+    try:
+        assert [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")] == [
+            name for name, _ in schema.MIGRATIONS
+        ]
+        assert "note" in {r[1] for r in conn.execute("PRAGMA table_info(files)")}
+    finally:
+        conn.close()
+    assert chunk_rows(index_path) == before
+    assert factory.provider.texts_embedded == embedded
+
+
+@pytest.mark.parametrize("kind", ["random_file", "random_page"])
+async def test_a_damaged_index_is_rebuilt_with_the_vectors_of_its_sound_cache(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, kind: str
+) -> None:
+    """The index file is damaged (found at open, or by the forced sync's check); the cache file beside it
+    is sound: the rebuild from the Markdown embeds nothing."""
+    fill_workspace(workspace, files=10)
+    factory = HashFactory()
+    embedded = await build(make_engine, factory)
+    corrupt(index_path, kind)
+    async with make_engine(provider_factory=factory) as engine:
+        await engine.sync(force=True)
+        await assert_hybrid(engine)
+    assert quick_check(index_path) == "ok"
+    assert factory.provider.texts_embedded == embedded
+
+
+@pytest.mark.parametrize("kind", ["random_file", "last_page"])
+async def test_a_damaged_cache_is_emptied_and_the_index_kept(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, kind: str
+) -> None:
+    """The cache is derived data too: damaged, it is emptied (its vectors made again) and the index, sound,
+    keeps its chunks."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    fill_workspace(workspace, files=10)
+    factory = HashFactory()
+    embedded = await build(make_engine, factory)
+    before = chunk_rows(index_path)
+    cache = schema.cache_path(index_path)
+    corrupt(cache, kind)
+    async with make_engine(provider_factory=factory) as engine:
+        await engine.sync(force=True)
+        await assert_hybrid(engine)
+        (workspace / "memory" / "late.md").write_text("the okapi arrived late\n", encoding="utf-8")
+        await engine.sync()
+        assert await found(engine, "okapi") == {"memory/late.md"}
+    assert quick_check(cache) == "ok"
+    assert set(before) <= set(chunk_rows(index_path))
+    assert factory.provider.texts_embedded > embedded  # the cache's vectors were lost, not the index
+
+
+def _old_index(path: Path, cache_rows: int) -> None:
+    """An index as memdex wrote it before migrations were recorded: schema version 1, the cache inside."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    conn = db.connect(path)
+    try:
+        for statement in schema._statements(schema.MIGRATIONS[0][1]):
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute("INSERT INTO meta VALUES ('identity', '{}')")
+        conn.execute("INSERT INTO chunks(path, start_line, end_line, hash, text) VALUES ('MEMORY.md', 1, 2, 'h', 'kept')")
+        for n in range(cache_rows):
+            conn.execute(
+                "INSERT INTO embedding_cache VALUES ('openai', 'text-embedding-3-small', 'fp', ?, 2, ?, 0)",
+                (f"hash{n}", store.pack_vector([0.6, 0.8])),
+            )
+    finally:
+        conn.close()
+
+
+def test_an_index_from_before_recorded_migrations_is_adopted_and_its_cache_moved(tmp_path: Path) -> None:
+    """No reset: its rows stay, the first migration is recorded as adopted, and the later ones move the
+    cache to its own file."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    index = tmp_path / "old.sqlite"
+    _old_index(index, cache_rows=3)
+    conn = schema.open_index(index)
+    try:
+        applied = [r[0] for r in conn.execute("SELECT name FROM main.migrations ORDER BY name")]
+        assert applied == [name for name, _ in schema.MIGRATIONS]
+        assert conn.execute("SELECT text FROM chunks").fetchall()[0][0] == "kept"
+        tables = {r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
+        assert "embedding_cache" not in tables
+        assert conn.execute("SELECT count(*) FROM cache.embedding_cache").fetchone()[0] == 3
+    finally:
+        conn.close()
+
+
+def test_a_file_with_unknown_migrations_or_unrecorded_tables_needs_a_reset(tmp_path: Path) -> None:
+    """A newer memdex's index (a migration this one does not know) or a foreign database is never used as is."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    newer = tmp_path / "newer.sqlite"
+    schema.open_index(newer).close()
+    conn = db.connect(newer)
+    try:
+        conn.execute("INSERT INTO migrations VALUES ('9999_from_the_future', 0)")
+    finally:
+        conn.close()
+    with pytest.raises(schema.NeedsReset) as raised:
+        schema.open_index(newer).close()
+    assert raised.value.path == newer
+    foreign = tmp_path / "foreign.sqlite"
+    conn = db.connect(schema.cache_path(foreign))
+    try:
+        conn.execute("CREATE TABLE unrelated(x)")
+    finally:
+        conn.close()
+    with pytest.raises(schema.NeedsReset) as raised:
+        schema.open_index(foreign).close()
+    assert raised.value.path == schema.cache_path(foreign)
+
