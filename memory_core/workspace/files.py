@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, PathError
 from .memory_file import MemoryFile, real_dir, refusal, regular_file
-from .spelling import aliases_in, as_listed, listed_name, listed_path
+from .spelling import Listings, aliases_in, as_listed, listed_name, listed_path
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ class Workspace:
         """The answer path of an absolute path."""
         return Path(os.path.relpath(path, self.root)).as_posix()
 
-    def _canonical(self, target: Path) -> Path:
+    def _canonical(self, target: Path, listings: Listings | None = None) -> Path:
         """``target`` spelled as its folders list it, from the deepest memory root holding it down.
 
         At the workspace root only :data:`ROOT_NAMES` are spellings a name may take.
@@ -195,8 +195,8 @@ class Workspace:
         parts = target.relative_to(base).parts
         if not parts:
             return target
-        first = listed_name(base, parts[0], ROOT_NAMES if base == self.root else None)
-        return as_listed(base / first, parts[1:])
+        first = listed_name(base, parts[0], ROOT_NAMES if base == self.root else None, listings)
+        return as_listed(base / first, parts[1:], listings)
 
     # Policy -------------------------------------------------------------------------------------
 
@@ -258,18 +258,19 @@ class Workspace:
             if must_exist or not isinstance(exc, FileNotFoundError):
                 raise refusal(file.rel, exc) from None
 
-    def classify(self, path: Path) -> str | None:
+    def classify(self, path: Path, listings: Listings | None = None) -> str | None:
         """The answer path of ``path`` if it would be a memory file, else None.
 
         Used on watcher events, where the file may already be gone: hidden and ignored folders,
         non-Markdown files and anything outside the memory roots give None. A ``*.jsonl`` file in
         the sessions folder gives its transcript path. A path that exists is spelled as its
-        folders list it (as :meth:`discover` spells it); one that is gone, as given.
+        folders list it (as :meth:`discover` spells it); one that is gone, as given. It reads the
+        disk (call it on a worker thread); ``listings`` shares folder listings across a batch.
         """
         target = Path(os.path.normpath(path))
         if _skipped(target.name) or target.suffix.lower() not in (".md", TRANSCRIPT_SUFFIX):
             return None
-        return self._classified(self._canonical(target))
+        return self._classified(self._canonical(target, listings))
 
     def _classified(self, target: Path) -> str | None:
         """:meth:`classify` of a path already spelled as listed (no disk access)."""

@@ -18,13 +18,37 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def listed_name(folder: Path, name: str, among: Sequence[str] | None = None) -> str:
+class Listings:
+    """Folder listings grouped by folded name, each kept while its folder's mtime stays the same.
+
+    Spelling many names of one big folder (a burst of watcher events on a case-folding file system,
+    where every name needs the listing) then lists it once, not once per name. An entry made in the
+    same clock tick as the listing can be missed, so keep one only for a batch of lookups.
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, tuple[int, dict[str, list[str]]]] = {}
+
+    def spellings(self, folder: Path, key: str) -> list[str]:
+        """The names ``folder`` lists whose fold is ``key``, in code-point order; OSError if it cannot be listed."""
+        mtime = os.stat(folder).st_mtime_ns
+        listing = self._folders.get(folder)
+        if listing is None or listing[0] != mtime:
+            groups: dict[str, list[str]] = {}
+            for name in sorted(os.listdir(folder)):
+                groups.setdefault(_fold(name), []).append(name)
+            listing = self._folders[folder] = (mtime, groups)
+        return listing[1].get(key, [])
+
+
+def listed_name(folder: Path, name: str, among: Sequence[str] | None = None, listings: Listings | None = None) -> str:
     """How ``folder`` lists the entry that ``name`` opens there.
 
     Its spellings are the names equal to ``name`` up to case and Unicode normalisation (restricted
     to ``among`` when given, which may also name spellings the folder does not list). The answer is
     the first listed spelling, in code-point order, that opens the same entry, else the first of
-    ``among`` that does, else ``name`` (also when it opens nothing).
+    ``among`` that does, else ``name`` (also when it opens nothing). ``listings`` may hold the
+    folder's listing already.
     """
     try:
         wanted = os.lstat(folder / name)
@@ -32,12 +56,12 @@ def listed_name(folder: Path, name: str, among: Sequence[str] | None = None) -> 
         return name
     if (among is None or name in among) and not _may_be_spelled_otherwise(folder, name, wanted):
         return name
+    key = _fold(name)
     try:
-        listed = os.listdir(folder)
+        listed = listings.spellings(folder, key) if listings else sorted(s for s in os.listdir(folder) if _fold(s) == key)
     except OSError:
         return name
-    key = _fold(name)
-    spellings = [*sorted(s for s in listed if _fold(s) == key), *(s for s in among or () if _fold(s) == key)]
+    spellings = [*listed, *(s for s in among or () if _fold(s) == key)]
     return next((s for s in spellings if (among is None or s in among) and _same_entry(folder / s, wanted)), name)
 
 
@@ -53,10 +77,10 @@ def _may_be_spelled_otherwise(folder: Path, name: str, wanted: os.stat_result) -
     return any(_same_entry(folder / variant, wanted) for variant in variants)
 
 
-def as_listed(base: Path, parts: Sequence[str]) -> Path:
+def as_listed(base: Path, parts: Sequence[str], listings: Listings | None = None) -> Path:
     """``base`` joined with ``parts``, each spelled as its folder lists it."""
     for part in parts:
-        base = base / listed_name(base, part)
+        base = base / listed_name(base, part, listings=listings)
     return base
 
 
