@@ -43,7 +43,7 @@ from .stores.base import IndexOwner
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .workspace.appender import append_entry, format_entry
-from .workspace.files import Workspace, answer_path
+from .workspace.files import MemoryFile, Workspace, answer_path
 from .workspace.reader import excerpt, read_excerpt
 from .workspace.watcher import Watcher
 
@@ -292,16 +292,16 @@ class MemoryEngine:
         if refusal := self.append_refusal:
             raise InputError(refusal)
         entry = format_entry(text, heading)
-        if target == "daily":
-            day = self.today()
-            file, title = self.workspace.daily_file(day), f"# {day.isoformat()}"
-        elif target == "long_term":
-            file, title = self.workspace.long_term_file(), None
-        else:
+        if target not in ("daily", "long_term"):
             raise InputError(f"target must be 'daily' or 'long_term' (got {target!r})")
-        receipt = await _file_errors(
-            lambda: append_entry(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
-        )
+        day = self.today()
+        title = f"# {day.isoformat()}" if target == "daily" else None
+
+        def write() -> tuple[MemoryFile, AppendReceipt]:  # finding the file lists folders: a worker thread's job too
+            file = self.workspace.daily_file(day) if target == "daily" else self.workspace.long_term_file()
+            return file, append_entry(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
+
+        file, receipt = await _file_errors(write)
         # A repeat too: the first call may have written the file and then failed to index it (a dropped
         # database connection), and its caller retried. An unchanged file costs a stat and a hash.
         try:

@@ -15,7 +15,7 @@ import pytest
 
 from memdex.memory_core.errors import PathError
 from memdex.memory_core.index import indexer
-from memdex.memory_core.workspace import files as workspace_module
+from memdex.memory_core.workspace import memory_file
 from memdex.memory_core.workspace.appender import append_entry, format_entry
 from memdex.memory_core.workspace.files import MemoryFile, Workspace
 from memdex.memory_core.workspace.reader import read_excerpt
@@ -50,7 +50,7 @@ def prepare_one(ws: Workspace, rel: str) -> tuple[list[indexer.Prepared], list[s
 @pytest.fixture(params=[True, False], ids=["fd-walk", "path-fallback"])
 def walk_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Both ways of opening: descriptors (Linux, macOS) and checked paths (platforms without dir_fd)."""
-    monkeypatch.setattr(workspace_module, "FD_WALK", request.param and workspace_module.FD_WALK)
+    monkeypatch.setattr(memory_file, "FD_WALK", request.param and memory_file.FD_WALK)
     return request.param
 
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core.workspace.files import Workspace
+from memdex.memory_core.workspace.spelling import Listings
 
 NFC = unicodedata.normalize("NFC", "café-Übersicht.md")
 NFD = unicodedata.normalize("NFD", NFC)
@@ -50,6 +52,7 @@ def agree(ws: Workspace, spelled: Path, expected: str) -> None:
     """Every way in to the file at ``spelled`` gives the answer path ``expected``, which discovery lists."""
     assert expected in rels(ws)
     assert ws.classify(spelled) == expected
+    assert ws.classify(spelled, Listings()) == expected  # as the watcher spells a burst of events
     assert ws.resolve(str(spelled.relative_to(ws.root))).rel == expected
     assert ws.resolve(str(spelled)).rel == expected
     assert ws.file_for(expected) == {f.rel: f for f in ws.discover()}[expected]
@@ -93,6 +96,20 @@ def test_two_different_files_memory_md_and_lower_case_are_both_memory(workspace:
     agree(ws, workspace / "memory.md", "memory.md")
     agree(ws, workspace / "MEMORY.md", "MEMORY.md")
     assert ws.long_term_file().rel == "MEMORY.md"
+
+
+def test_a_listing_shared_by_a_burst_of_events_sees_a_spelling_linked_after_it(workspace: Path) -> None:
+    """The watcher spells a burst of events from one listing per folder, taken again once the folder changed."""
+    if folds_case(workspace):
+        pytest.skip("this file system folds case: Note.md and note.md cannot be two links")
+    note = workspace / "memory" / "note.md"
+    note.write_text("notes\n")
+    os.link(note, workspace.parent / "backup.md")  # a second link: its spelling is checked against the listing
+    ws, listings = Workspace(workspace), Listings()
+    assert ws.classify(note, listings) == "memory/note.md"
+    time.sleep(0.05)  # past a tick of the file system's clock, so that the folder's mtime changes
+    os.link(note, workspace / "memory" / "Note.md")
+    assert ws.classify(note, listings) == "memory/Note.md" == ws.classify(note)
 
 
 def test_a_gone_file_keeps_the_spelling_it_was_given(workspace: Path) -> None:

@@ -238,3 +238,80 @@ async def test_a_stdio_server_follows_file_changes(
     )
     async with Client(params) as client:
         await _through_a_server(client, workspace, write)
+
+
+
+DAILY_LOGS = 20_000
+SAVED = 2_000
+# Seconds. Classified on the loop, one event at a time (each listing memory/), the burst stalled it ~38 s on a
+# busy 2-core machine; on a worker thread with one listing per burst, 0.3-0.5 s, and an answer took 0.6 s.
+STALL_BOUND = 2.0
+ANSWER_BOUND = 5.0
+
+
+@pytest.mark.sqlite_only
+async def test_a_burst_of_file_events_in_a_big_folder_never_stalls_the_event_loop(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, tmp_path: Path
+) -> None:
+    """20,000 daily logs, 2,000 of them saved at once: while the watcher classifies the events, the event
+    loop keeps turning, and an MCP handshake and a search are answered promptly.
+
+    The saved logs are hard-linked from a snapshot folder (as ``cp -al`` backups are), so the spelling
+    of each one is checked against the listing of ``memory/``: the path every file takes on a
+    case-folding file system (macOS, Windows), which tmp here is not.
+    """
+    import datetime as dt
+    import time
+
+    from mcp import Client
+
+    from memdex.server import build_server
+
+    days = [dt.date(1970, 1, 1) + dt.timedelta(days=i) for i in range(DAILY_LOGS)]
+    logs = [workspace / "memory" / f"{day.isoformat()}.md" for day in days]
+    for log in logs:
+        log.write_bytes(b"- x\n")
+    saved = logs[:: DAILY_LOGS // SAVED]
+    (tmp_path / "snapshot").mkdir()
+    for log in saved:
+        os.link(log, tmp_path / "snapshot" / log.name)
+    async with make_engine() as engine:
+        await engine.sync()  # indexed before the watcher starts: this test is about the watcher
+    engine = running(make_engine)
+    server = build_server(engine)
+    async with Client(server):
+        await eventually(lambda: _ready(engine), "the stat-only first sync", timeout=60)
+        gaps: list[float] = []
+        answers: list[float] = []
+        done = anyio.Event()
+
+        async def heartbeat() -> None:
+            last = time.monotonic()
+            while not done.is_set():
+                await anyio.sleep(0.005)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        async def handshake_and_search() -> None:
+            while not done.is_set():
+                started = time.monotonic()
+                async with Client(server) as other:
+                    result = await other.call_tool("memory_search", {"query": "x"})
+                    assert not result.is_error, result.content
+                answers.append(time.monotonic() - started)
+
+        def save() -> None:
+            for i, log in enumerate(saved):
+                log.write_bytes(f"- x\n- MARK{i:04}\n".encode())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(heartbeat)
+            tg.start_soon(handshake_and_search)
+            await anyio.to_thread.run_sync(save)
+            last = saved[-1].relative_to(workspace).as_posix()
+            await eventually(lambda: _has(engine, f"MARK{len(saved) - 1:04}", last), "the saves indexed", timeout=60)
+            done.set()
+        assert engine.watcher is not None and engine.watcher.events >= SAVED
+        assert max(gaps) < STALL_BOUND, f"the event loop stalled for {max(gaps):.2f}s"
+        assert max(answers) < ANSWER_BOUND, f"a handshake and search took {max(answers):.2f}s"

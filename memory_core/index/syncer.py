@@ -316,7 +316,7 @@ class Syncer:
 
     async def _write_paths(self, rels: list[str]) -> list[str]:
         """One targeted pass; returns the paths that changed again while they were being written."""
-        present = [self.workspace.file_for(rel) for rel in rels]
+        present = await anyio.to_thread.run_sync(lambda: [self.workspace.file_for(rel) for rel in rels])
         # Memory files are re-read whatever the index says; a transcript is compared with its indexed
         # state, so that one more appended message is not a re-index (the delta rule).
         transcripts = {f.rel for f in present if f.source == "sessions"}

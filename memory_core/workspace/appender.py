@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES
 from ..models import AppendReceipt
 from ..textutil import split_lines
-from .files import MemoryFile
+from .memory_file import MemoryFile
 
 try:
     import fcntl

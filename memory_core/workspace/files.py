@@ -6,20 +6,11 @@ files). Hidden entries, ``node_modules`` and symlinks below a root are never fol
 can neither climb out of the memory files nor be redirected elsewhere. Paths in answers are
 workspace-relative with forward slashes (extra folders outside the workspace start with ``../``).
 
-Every read, stat and append opens the file with :meth:`MemoryFile.open`: by file descriptor, one
-component at a time from the workspace root (or from its extra root or sessions folder when it
-is outside the workspace), with ``O_NOFOLLOW``. A symlink swapped into the path after a check is
-refused then, never followed. Where ``os.open`` takes no ``dir_fd`` (Windows) each component is
-checked and the file then opened by path, which leaves a window for such a swap.
-
-An answer path spells each component as its folder lists it, so every way to name a file gives
-one answer path: on a file system that folds case or Unicode normalisation (macOS, Windows, ext4
-casefold), ``MEMORY.md`` stored as ``memory.md`` is ``memory.md``, and a name asked for in NFC
-but stored in NFD is its NFD name. Where a folder lists several such spellings of one file (hard
-links, on a case-sensitive file system), the first in code-point order is its answer path: for
-``MEMORY.md`` and ``memory.md`` linked together, ``MEMORY.md``. Two different files ``MEMORY.md``
-and ``memory.md`` are both memory files. At the workspace root a stored spelling that is not a
-memory name (``Memory.md``) is answered as the memory name that opens it (``MEMORY.md``).
+Every read, stat and append opens the file with :meth:`~.memory_file.MemoryFile.open` (never
+through a symlink), and an answer path spells each component as its folder lists it
+(:mod:`.spelling`). Two different files ``MEMORY.md`` and ``memory.md`` are both memory files. At
+the workspace root a stored spelling that is not a memory name (``Memory.md``) is answered as the
+memory name that opens it (``MEMORY.md``).
 
 Session transcripts, when configured, are the ``*.jsonl`` files under the sessions folder (searched
 recursively, by the same rules). Their answer paths are virtual: ``sessions/<path inside that
@@ -28,23 +19,24 @@ folder>``, whatever the folder's place on disk, and their source is ``"sessions"
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import errno
-import functools
 import logging
 import os
 import posixpath
 import re
-import stat
-import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, PathError
+from .memory_file import MemoryFile, real_dir, refusal, regular_file
+from .spelling import Listings, aliases_in, as_listed, listed_name, listed_path
 
 logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DAILY_DIR", "LONG_TERM_NAMES", "ROOT_NAMES", "SESSIONS_PREFIX", "SKIPPED_DIRS", "TRANSCRIPT_SUFFIX",
+    "MemoryFile", "Workspace", "answer_path", "check_root",
+]
 
 LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
 DAILY_DIR = "memory"
@@ -52,103 +44,6 @@ SESSIONS_PREFIX = "sessions"  # first component of every transcript's answer pat
 TRANSCRIPT_SUFFIX = ".jsonl"
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 ROOT_NAMES = (*LONG_TERM_NAMES, DAILY_DIR)  # the only names the memory files take at the workspace root
-
-# Linux and macOS open a file component by component below a folder descriptor; Windows cannot.
-FD_WALK = {os.open, os.mkdir} <= os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
-# The last component: never a symlink, and no blocking on a FIFO planted there (fstat refuses it).
-_LAST_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-
-
-class _NotRegular(OSError):
-    """The opened entry is a folder, FIFO or device, not a regular file."""
-
-
-@dataclass(frozen=True)
-class MemoryFile:
-    """A memory file: its answer path (``rel``), where it is on disk, and the folder it is opened from.
-
-    ``base`` is a memory root above ``path`` (None: the file's own folder); nothing between the
-    two is followed if it is a symlink.
-    """
-
-    rel: str
-    path: Path
-    source: str = "memory"
-    base: Path | None = None
-
-    def open(self, flags: int = os.O_RDONLY, *, create: bool = False) -> int:
-        """A descriptor of this regular file, reached without following a symlink; PathError otherwise.
-
-        ``create`` makes the missing folders and the file (``flags`` then usually write). The
-        caller closes the descriptor.
-        """
-        try:
-            return self._open(flags, create)
-        except OSError as exc:
-            raise _refusal(self.rel, exc) from None
-
-    def read_bytes(self) -> bytes:
-        """The whole file, read through :meth:`open`."""
-        with os.fdopen(self.open(), "rb") as handle:
-            try:
-                return handle.read()
-            except OSError as exc:
-                raise _refusal(self.rel, exc) from None
-
-    def _open(self, flags: int, create: bool) -> int:
-        base = self.base or self.path.parent
-        fd = _open_below(base, self.path.relative_to(base).parts, flags, create)
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-        os.close(fd)
-        raise _NotRegular(errno.EISDIR, "not a regular file", self.path.name)
-
-
-def _open_below(base: Path, parts: Sequence[str], flags: int, create: bool) -> int:
-    """Open ``base/parts…``; a symlinked component fails (ELOOP, or ENOTDIR for a folder)."""
-    if not FD_WALK:
-        return _open_checked(base, parts, flags, create)
-    folder = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for part in parts[:-1]:
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=folder)
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-            os.close(folder)
-            folder = inner
-        return os.open(parts[-1], flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644, dir_fd=folder)
-    finally:
-        os.close(folder)
-
-
-def _open_checked(base: Path, parts: Sequence[str], flags: int, create: bool) -> int:
-    """:func:`_open_below` where ``os.open`` takes no ``dir_fd``: each component checked, then opened by path."""
-    current = base
-    for part in parts[:-1]:
-        current = current / part
-        if create:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(current)
-        if not _real_dir(current):
-            raise OSError(errno.ENOTDIR if os.path.lexists(current) else errno.ENOENT, "not a folder", part)
-    target = current / parts[-1]
-    if os.path.islink(target):
-        raise OSError(errno.ELOOP, "a symlink", parts[-1])
-    return os.open(target, flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644)
-
-
-def _refusal(rel: str, exc: OSError) -> PathError:
-    """The PathError for a memory file that could not be opened."""
-    if isinstance(exc, _NotRegular) or exc.errno == errno.EISDIR:
-        return PathError(f"{rel} is not a regular file; use a path exactly as memory_search returned it")
-    if exc.errno == errno.ENOENT:
-        return PathError(f"no memory file at {rel}; run memory_search to find existing paths")
-    if exc.errno in (errno.ELOOP, errno.EMLINK):
-        return PathError(f"{rel} is or goes through a symlink ({exc.filename}); symlinks are not followed")
-    if exc.errno == errno.ENOTDIR:
-        return PathError(f"{rel} goes through {exc.filename}, a symlink or not a folder; symlinks are not followed")
-    return PathError(f"cannot access {rel}: {exc.strerror}")
 
 
 def _spelled(raw: str) -> str:
@@ -198,20 +93,20 @@ class Workspace:
     """The memory files of one workspace folder."""
 
     def __init__(self, root: Path, extra_paths: Sequence[str] = (), sessions_dir: Path | None = None) -> None:
-        self.root = _listed_path(root.expanduser().resolve())
+        self.root = listed_path(root.expanduser().resolve())
         self.extra_roots = [r for r in (self._extra_root(p) for p in extra_paths) if r is not None]
         self.sessions_dir = self._sessions_root(sessions_dir) if sessions_dir is not None else None
 
     def _sessions_root(self, raw: Path) -> Path:
         path = Path(os.path.expanduser(raw))
-        path = _listed_path((path if path.is_absolute() else self.root / path).resolve())  # the user chose it
-        if not _real_dir(path):
+        path = listed_path((path if path.is_absolute() else self.root / path).resolve())  # the user chose it
+        if not real_dir(path):
             logger.warning("sessions folder %s does not exist (yet); transcripts are indexed once it does", path)
         return path
 
     def _extra_root(self, raw: str) -> Path | None:
         path = Path(os.path.expanduser(raw))
-        path = _listed_path((path if path.is_absolute() else self.root / path).resolve())  # the user chose it
+        path = listed_path((path if path.is_absolute() else self.root / path).resolve())  # the user chose it
         if path.is_dir() or (path.is_file() and path.suffix == ".md"):
             return path
         logger.warning("extra path %s is neither a folder nor a .md file; skipping it", raw)
@@ -225,7 +120,7 @@ class Workspace:
         for base in [self._canonical(self.root / DAILY_DIR), *self.extra_roots]:
             for path in self._walk(base):
                 found.setdefault(path, self._memory_file(path))
-        if self.sessions_dir is not None and _real_dir(self.sessions_dir):
+        if self.sessions_dir is not None and real_dir(self.sessions_dir):
             for path in self._walk(self.sessions_dir, TRANSCRIPT_SUFFIX):
                 found.setdefault(path, self._transcript_file(path))
         return sorted(found.values(), key=lambda f: f.rel)
@@ -235,16 +130,16 @@ class Workspace:
         found: list[Path] = []
         for name in LONG_TERM_NAMES:
             path = self._canonical(self.root / name)
-            if _regular_file(path) and not any(os.path.samefile(path, f) for f in found):
+            if regular_file(path) and not any(os.path.samefile(path, f) for f in found):
                 found.append(path)
         return found
 
     def _walk(self, base: Path, suffix: str = ".md") -> Iterator[Path]:
-        if _regular_file(base):
+        if regular_file(base):
             if base.suffix == suffix:
                 yield base
             return
-        if not _real_dir(base):  # a symlinked memory/ is not followed; extra roots are already resolved
+        if not real_dir(base):  # a symlinked memory/ is not followed; extra roots are already resolved
             return
         stack = [base]
         while stack:
@@ -254,7 +149,7 @@ class Workspace:
             except OSError as exc:
                 logger.warning("cannot list %s: %s", folder, exc)
                 continue
-            aliases = _aliases(folder, [entry.name for entry in entries])
+            aliases = aliases_in(folder, [entry.name for entry in entries])
             for entry in entries:
                 if _skipped(entry.name) or entry.is_symlink() or entry.name in aliases:
                     continue
@@ -287,7 +182,7 @@ class Workspace:
         """The answer path of an absolute path."""
         return Path(os.path.relpath(path, self.root)).as_posix()
 
-    def _canonical(self, target: Path) -> Path:
+    def _canonical(self, target: Path, listings: Listings | None = None) -> Path:
         """``target`` spelled as its folders list it, from the deepest memory root holding it down.
 
         At the workspace root only :data:`ROOT_NAMES` are spellings a name may take.
@@ -300,8 +195,8 @@ class Workspace:
         parts = target.relative_to(base).parts
         if not parts:
             return target
-        first = _listed_name(base, parts[0], ROOT_NAMES if base == self.root else None)
-        return _as_listed(base / first, parts[1:])
+        first = listed_name(base, parts[0], ROOT_NAMES if base == self.root else None, listings)
+        return as_listed(base / first, parts[1:], listings)
 
     # Policy -------------------------------------------------------------------------------------
 
@@ -361,20 +256,21 @@ class Workspace:
             os.close(file._open(os.O_RDONLY, create=False))
         except OSError as exc:
             if must_exist or not isinstance(exc, FileNotFoundError):
-                raise _refusal(file.rel, exc) from None
+                raise refusal(file.rel, exc) from None
 
-    def classify(self, path: Path) -> str | None:
+    def classify(self, path: Path, listings: Listings | None = None) -> str | None:
         """The answer path of ``path`` if it would be a memory file, else None.
 
         Used on watcher events, where the file may already be gone: hidden and ignored folders,
         non-Markdown files and anything outside the memory roots give None. A ``*.jsonl`` file in
         the sessions folder gives its transcript path. A path that exists is spelled as its
-        folders list it (as :meth:`discover` spells it); one that is gone, as given.
+        folders list it (as :meth:`discover` spells it); one that is gone, as given. It reads the
+        disk (call it on a worker thread); ``listings`` shares folder listings across a batch.
         """
         target = Path(os.path.normpath(path))
         if _skipped(target.name) or target.suffix.lower() not in (".md", TRANSCRIPT_SUFFIX):
             return None
-        return self._classified(self._canonical(target))
+        return self._classified(self._canonical(target, listings))
 
     def _classified(self, target: Path) -> str | None:
         """:meth:`classify` of a path already spelled as listed (no disk access)."""
@@ -419,7 +315,7 @@ class Workspace:
         candidates = [self.root / DAILY_DIR, *self.extra_roots]
         if self.sessions_dir is not None:
             candidates.append(self.sessions_dir)
-        real = list(dict.fromkeys(p for p in candidates if _real_dir(p)))
+        real = list(dict.fromkeys(p for p in candidates if real_dir(p)))
         trees = [p for p in real if not any(p != q and p.is_relative_to(q) for q in real)]
         flat = [self.root] + [p.parent for p in self.extra_roots if not p.is_dir()]
         return trees, sorted(set(flat))
@@ -450,85 +346,3 @@ class Workspace:
     def long_term_file(self) -> MemoryFile:
         found = self._long_term_paths()
         return self._memory_file(found[0] if found else self.root / LONG_TERM_NAMES[0])
-
-
-def _listed_name(folder: Path, name: str, among: Sequence[str] | None = None) -> str:
-    """How ``folder`` lists the entry that ``name`` opens there.
-
-    Its spellings are the names equal to ``name`` up to case and Unicode normalisation (restricted
-    to ``among`` when given, which may also name spellings the folder does not list). The answer is
-    the first listed spelling, in code-point order, that opens the same entry, else the first of
-    ``among`` that does, else ``name`` (also when it opens nothing).
-    """
-    try:
-        wanted = os.lstat(folder / name)
-    except OSError:
-        return name
-    if (among is None or name in among) and not _may_be_spelled_otherwise(folder, name, wanted):
-        return name
-    try:
-        listed = os.listdir(folder)
-    except OSError:
-        return name
-    key = _fold(name)
-    spellings = [*sorted(s for s in listed if _fold(s) == key), *(s for s in among or () if _fold(s) == key)]
-    return next((s for s in spellings if (among is None or s in among) and _same_entry(folder / s, wanted)), name)
-
-
-def _may_be_spelled_otherwise(folder: Path, name: str, wanted: os.stat_result) -> bool:
-    """False when ``name`` is surely how ``folder`` lists this entry, without listing the folder.
-
-    That is when it has no other hard link and the file system tells its spellings apart: another
-    case or normalisation of ``name`` does not open it (a name without either cannot differ).
-    """
-    if wanted.st_nlink > 1 and not stat.S_ISDIR(wanted.st_mode):
-        return True
-    variants = {name.swapcase(), unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)} - {name}
-    return any(_same_entry(folder / variant, wanted) for variant in variants)
-
-
-def _as_listed(base: Path, parts: Sequence[str]) -> Path:
-    """``base`` joined with ``parts``, each spelled as its folder lists it."""
-    for part in parts:
-        base = base / _listed_name(base, part)
-    return base
-
-
-def _listed_path(path: Path) -> Path:
-    """An absolute path with every component spelled as its folder lists it."""
-    return _as_listed(Path(path.anchor), path.parts[1:])
-
-
-def _aliases(folder: Path, names: Sequence[str]) -> set[str]:
-    """The names in a listing of ``folder`` that are another spelling of a listed file (see :func:`_listed_name`)."""
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(_fold(name), []).append(name)
-    return {n for group in groups.values() if len(group) > 1 for n in group if _listed_name(folder, n) != n}
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _fold(name: str) -> str:
-    """``name`` with case and Unicode normalisation folded away."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
-
-
-def _same_entry(path: Path, wanted: os.stat_result) -> bool:
-    try:
-        return os.path.samestat(os.lstat(path), wanted)
-    except OSError:
-        return False
-
-
-def _real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _regular_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False

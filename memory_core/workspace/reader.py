@@ -14,7 +14,7 @@ from ..limits import MAX_READ_CHARS, MAX_READ_LINES
 from ..models import Excerpt
 from ..text.transcripts import lines_between, parse_transcript
 from ..textutil import split_lines
-from .files import MemoryFile
+from .memory_file import MemoryFile
 
 
 def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None) -> Excerpt:

@@ -21,6 +21,7 @@ from watchfiles import Change, awatch
 
 from ..config import WatchSettings
 from .files import DAILY_DIR, Workspace
+from .spelling import Listings
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class Watcher:
             self.engine.request_sync()  # catch up on whatever happened while nothing watched
 
     async def _watch_until_roots_change(self) -> None:
-        trees, flat = self.engine.workspace.watch_roots()
+        trees, flat = await anyio.to_thread.run_sync(self.engine.workspace.watch_roots)
         roots_changed = anyio.Event()
         async with anyio.create_task_group() as tg:
             if trees:
@@ -97,7 +98,6 @@ class Watcher:
     async def _watch(self, paths: list[Path], recursive: bool, roots_changed: anyio.Event) -> None:
         stop = anyio.Event()
         self._stops.add(stop)
-        memory_dir = self.engine.workspace.root / DAILY_DIR
         try:
             async for changes in awatch(
                 *paths,
@@ -110,16 +110,11 @@ class Watcher:
                 ignore_permission_denied=True,
             ):
                 self.events += len(changes)
-                touched = set()
-                for change, raw in changes:
-                    path = Path(raw)
-                    if path == memory_dir and change in (Change.added, Change.deleted):
-                        roots_changed.set()
-                    if (rel := self.engine.workspace.classify(path)) is not None:
-                        touched.add(rel)
-                    elif change == Change.added and recursive:
-                        # Files written into a new folder before its watch was set up raise no event.
-                        touched.update(await anyio.to_thread.run_sync(self.engine.workspace.files_in, path))
+                touched, memory_dir_changed = await anyio.to_thread.run_sync(
+                    _classify, self.engine.workspace, changes, recursive
+                )
+                if memory_dir_changed:
+                    roots_changed.set()
                 if touched:
                     await self._sync(touched)
         finally:
@@ -141,3 +136,25 @@ class Watcher:
         while True:
             await anyio.sleep(self.settings.reconcile_minutes * 60)
             self.engine.request_sync()
+
+
+def _classify(workspace: Workspace, changes: Iterable[tuple[Change, str]], recursive: bool) -> tuple[set[str], bool]:
+    """(the answer paths a burst of events touched, whether ``memory/`` appeared or vanished).
+
+    It reads the disk (each path's spelling, a new folder's files), so the watcher runs it on a
+    worker thread, once per burst.
+    """
+    memory_dir = workspace.root / DAILY_DIR
+    listings = Listings()  # one listing of a big folder for the whole burst, not one per file
+    touched: set[str] = set()
+    memory_dir_changed = False
+    for change, raw in changes:
+        path = Path(raw)
+        if path == memory_dir and change in (Change.added, Change.deleted):
+            memory_dir_changed = True
+        if (rel := workspace.classify(path, listings)) is not None:
+            touched.add(rel)
+        elif change == Change.added and recursive:
+            # Files written into a new folder before its watch was set up raise no event.
+            touched.update(workspace.files_in(path))
+    return touched, memory_dir_changed

@@ -1,0 +1,133 @@
+"""A memory file, and how it is opened: never through a symlink.
+
+Every read, stat and append opens the file with :meth:`MemoryFile.open`: by file descriptor, one
+component at a time from the workspace root (or from its extra root or sessions folder when it
+is outside the workspace), with ``O_NOFOLLOW``. A symlink swapped into the path after a check is
+refused then, never followed. Where ``os.open`` takes no ``dir_fd`` (Windows) each component is
+checked and the file then opened by path, which leaves a window for such a swap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PathError
+
+# Linux and macOS open a file component by component below a folder descriptor; Windows cannot.
+FD_WALK = {os.open, os.mkdir} <= os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+# The last component: never a symlink, and no blocking on a FIFO planted there (fstat refuses it).
+_LAST_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+class _NotRegular(OSError):
+    """The opened entry is a folder, FIFO or device, not a regular file."""
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file: its answer path (``rel``), where it is on disk, and the folder it is opened from.
+
+    ``base`` is a memory root above ``path`` (None: the file's own folder); nothing between the
+    two is followed if it is a symlink.
+    """
+
+    rel: str
+    path: Path
+    source: str = "memory"
+    base: Path | None = None
+
+    def open(self, flags: int = os.O_RDONLY, *, create: bool = False) -> int:
+        """A descriptor of this regular file, reached without following a symlink; PathError otherwise.
+
+        ``create`` makes the missing folders and the file (``flags`` then usually write). The
+        caller closes the descriptor.
+        """
+        try:
+            return self._open(flags, create)
+        except OSError as exc:
+            raise refusal(self.rel, exc) from None
+
+    def read_bytes(self) -> bytes:
+        """The whole file, read through :meth:`open`."""
+        with os.fdopen(self.open(), "rb") as handle:
+            try:
+                return handle.read()
+            except OSError as exc:
+                raise refusal(self.rel, exc) from None
+
+    def _open(self, flags: int, create: bool) -> int:
+        base = self.base or self.path.parent
+        fd = _open_below(base, self.path.relative_to(base).parts, flags, create)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+        raise _NotRegular(errno.EISDIR, "not a regular file", self.path.name)
+
+
+def _open_below(base: Path, parts: Sequence[str], flags: int, create: bool) -> int:
+    """Open ``base/parts…``; a symlinked component fails (ELOOP, or ENOTDIR for a folder)."""
+    if not FD_WALK:
+        return _open_checked(base, parts, flags, create)
+    folder = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=folder)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _open_checked(base: Path, parts: Sequence[str], flags: int, create: bool) -> int:
+    """:func:`_open_below` where ``os.open`` takes no ``dir_fd``: each component checked, then opened by path."""
+    current = base
+    for part in parts[:-1]:
+        current = current / part
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(current)
+        if not real_dir(current):
+            raise OSError(errno.ENOTDIR if os.path.lexists(current) else errno.ENOENT, "not a folder", part)
+    target = current / parts[-1]
+    if os.path.islink(target):
+        raise OSError(errno.ELOOP, "a symlink", parts[-1])
+    return os.open(target, flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644)
+
+
+def refusal(rel: str, exc: OSError) -> PathError:
+    """The PathError for a memory file that could not be opened."""
+    if isinstance(exc, _NotRegular) or exc.errno == errno.EISDIR:
+        return PathError(f"{rel} is not a regular file; use a path exactly as memory_search returned it")
+    if exc.errno == errno.ENOENT:
+        return PathError(f"no memory file at {rel}; run memory_search to find existing paths")
+    if exc.errno in (errno.ELOOP, errno.EMLINK):
+        return PathError(f"{rel} is or goes through a symlink ({exc.filename}); symlinks are not followed")
+    if exc.errno == errno.ENOTDIR:
+        return PathError(f"{rel} goes through {exc.filename}, a symlink or not a folder; symlinks are not followed")
+    return PathError(f"cannot access {rel}: {exc.strerror}")
+
+
+def real_dir(path: Path) -> bool:
+    """True for a folder that is not a symlink."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def regular_file(path: Path) -> bool:
+    """True for a regular file that is not a symlink."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
