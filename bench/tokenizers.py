@@ -27,6 +27,8 @@ Candidates (``index`` is what the table indexes; ``query`` the terms OR-ed):
   document holds (no IDF, no tf), bm25 breaking ties: does weighing the grams by rarity matter?
 * ``jieba``      - jieba's search-mode words (``cut_for_search``), query the same minus CJK stop words.
   Only when ``jieba`` is installed (it is not a memdex dependency).
+* ``janome``     - janome's Japanese words (pure-Python morphological analysis), the query the same minus
+  stop words. Only when installed, and only when named (``--sets jsquad --candidates janome``): slow.
 
 LoCoMo (``--sets locomo``) is scored at session level: each session file is one row, and a question's
 relevant files are its evidence's sessions (categories 1-4), not the engine's chunk level.
@@ -127,6 +129,27 @@ def _jieba_candidate() -> Candidate | None:
     return Candidate("jieba", "porter unicode61", lambda text: " ".join(words(text)), terms)
 
 
+def _janome_candidate() -> Candidate | None:
+    try:
+        from janome.tokenizer import Tokenizer
+    except ImportError:
+        return None
+    tokenizer = Tokenizer(wakati=True)
+    stop = set(segments.CJK_STOPWORDS)
+
+    def words(text: str) -> list[str]:
+        return [w for w in tokenizer.tokenize(text) if isinstance(w, str) and _WORD.search(w)]
+
+    def terms(text: str) -> list[str]:
+        found = list(dict.fromkeys(w.lower() for w in words(text)))
+        return [w for w in found if w not in stop and w not in segments.STOPWORDS] or found
+
+    return Candidate("janome", "porter unicode61", lambda text: " ".join(words(text)), terms)
+
+
+OPT_IN = frozenset({"janome"})  # measured only when named in --candidates (pure Python: a minute for JSQuAD)
+
+
 def candidates() -> list[Candidate]:
     """Every candidate, in table order."""
     found = [
@@ -138,9 +161,7 @@ def candidates() -> list[Candidate]:
         Candidate("segments", segments.FTS_TOKENIZER, segments.index_text, segments.query_terms),
         Candidate("segments/noidf", segments.FTS_TOKENIZER, segments.index_text, segments.query_terms, True),
     ]
-    if jieba := _jieba_candidate():
-        found.append(jieba)
-    return found
+    return found + [c for c in (_jieba_candidate(), _janome_candidate()) if c]
 
 
 LOADERS: dict[str, Callable[[Path], Suite]] = {
@@ -252,7 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the results as JSON")
     args = parser.parse_args(argv)
     sets = args.sets.split(",")
-    chosen = [c for c in candidates() if not args.candidates or c.name in args.candidates.split(",")]
+    named = args.candidates.split(",") if args.candidates else None
+    chosen = [c for c in candidates() if (c.name in named if named else c.name not in OPT_IN)]
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in sets:

@@ -111,3 +111,30 @@ def test_full_width_and_half_width_forms_fold() -> None:
 
 def test_letters_and_digits_alone_are_not_identifiers() -> None:
     assert index_text("H2O and 3D and mRNA").split() == ["H2O", "and", "3D", "and", "mRNA", "m", "RNA"]
+
+
+def test_external_content_triggers_can_index_the_segmented_text() -> None:
+    """The integration path docs/benchmarks.md proposes: chunks keep the original text, the triggers index
+    it through a registered function, and a delete removes exactly the terms it added."""
+    conn = sqlite3.connect(":memory:")
+    conn.create_function("memdex_terms", 1, index_text, deterministic=True)
+    conn.executescript(f"""
+        CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, memdex_terms(new.text));
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, memdex_terms(old.text));
+        END;
+    """)
+    conn.executemany("INSERT INTO chunks(text) VALUES (?)", [(TEA,), (NOTES["english"],), (NOTES["flag"],)])
+    match = " OR ".join(f'"{t}"' for t in query_terms("乌龙茶"))
+    sql = "SELECT c.text FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+    assert conn.execute(sql, (match,)).fetchall() == [(TEA,)]  # found by its terms, shown as written
+    conn.execute("DELETE FROM chunks WHERE text = ?", (TEA,))
+    assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone() == (0,)
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(chunks_fts, 'row')")
+    terms = {term for (term,) in conn.execute("SELECT term FROM v")}
+    assert "乌龙" not in terms and "bill" in terms  # porter-stemmed "billing"
+    conn.close()
