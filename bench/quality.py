@@ -9,6 +9,7 @@ Usage (from the repository root)::
         [--provider local|openai] [--openai-base-url URL] [--openai-model NAME] [--openai-dimensions N]
 
     DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
+            | cmrc [--limit-queries N] | jsquad [--limit-queries N]
 
 Each dataset has one loader that turns the raw files into a :class:`Suite`: workspaces (Markdown
 files to write) with their queries and each query's graded relevant units. Everything else is
@@ -531,13 +532,15 @@ def _dropped(what: str, items: Sequence[str]) -> str:
     return f"dropped {len(items)} {what}: {', '.join(items) or '-'}"
 
 
-# Document collections (SciFact, CISI) -----------------------------------------------------------
-# One workspace, one file per document at `docs/<id>.md` ("# title", a blank line, the body), indexed
-# through memdex's `extra_paths = ["docs"]`: the README's layout, and the way a user would point
-# memdex at a folder of notes that is not their daily memory. Relevant units are whole documents.
+# Document collections (SciFact, CISI, CMRC 2018, JSQuAD) ----------------------------------------
+# One workspace, one file per document ("# title", a blank line, the body). SciFact and CISI live at
+# `docs/<id>.md`, indexed through memdex's `extra_paths = ["docs"]`: the README's layout, and the way a
+# user would point memdex at a folder of notes that is not their daily memory. The CJK reading sets
+# live at `memory/<id>.md` (the README's layout for them). Relevant units are whole documents.
 
 IR_METRICS = ("ndcg@10", "recall@10", "mrr@10")
 DOCS_DIR = "docs"
+MEMORY_DIR = "memory"
 
 
 @dataclass(frozen=True)
@@ -558,29 +561,33 @@ def document_suite(
     qrels: Mapping[str, Mapping[str, int]],
     limit: int | None,
     references: list[Reference],
+    folder: str = DOCS_DIR,
 ) -> Suite:
-    """A document collection as one workspace; judged queries in qrels order, the first ``limit`` of them."""
-    files = {f"{DOCS_DIR}/{doc_id}.md": document_markdown(doc) for doc_id, doc in documents.items()}
+    """A document collection as one workspace, one file per document under ``folder`` (``docs`` is indexed
+    as an extra path, ``memory`` as memory); judged queries in qrels order, the first ``limit`` of them."""
+    files = {f"{folder}/{doc_id}.md": document_markdown(doc) for doc_id, doc in documents.items()}
+    extra_paths = () if folder == MEMORY_DIR else (folder,)
     dropped_judgements: list[str] = []
     dropped_queries: list[str] = []
     suite_queries: list[Query] = []
     for qid, judged in list(qrels.items())[:limit]:
         dropped_judgements += [f"{qid}->{d}" for d, g in judged.items() if g > 0 and d not in documents]
-        relevant = {Unit.document(f"{DOCS_DIR}/{d}.md"): g for d, g in judged.items() if g > 0 and d in documents}
+        relevant = {Unit.document(f"{folder}/{d}.md"): g for d, g in judged.items() if g > 0 and d in documents}
         if not relevant or qid not in queries:
             dropped_queries.append(qid)
             continue
         suite_queries.append(Query(qid, queries[qid], "all", relevant))
     return Suite(
         name=name,
-        workspaces=[BenchWorkspace("corpus", files, suite_queries, extra_paths=(DOCS_DIR,))],
+        workspaces=[BenchWorkspace("corpus", files, suite_queries, extra_paths=extra_paths)],
         level="document",
         metrics=IR_METRICS,
         rows=[("all", frozenset({"all"}))],
         headline="all",
         references=references,
         notes=[
-            f"{len(documents)} documents as {DOCS_DIR}/<id>.md (indexed via extra_paths=[{DOCS_DIR!r}])",
+            f"{len(documents)} documents as {folder}/<id>.md"
+            + (f" (indexed via extra_paths=[{folder!r}])" if extra_paths else ""),
             _dropped("judgement(s) of unknown documents", dropped_judgements),
             _dropped("judged query(ies) without text or relevant documents", dropped_queries),
         ],
@@ -658,6 +665,57 @@ def load_cisi(eval_dir: Path, limit: int | None = None) -> Suite:
         Reference("Lucene-style BM25 (README, SOURCE.md)", {"ndcg@10": 0.362, "mrr@10": 0.593}),
     ]
     return document_suite("cisi", documents, queries, qrels, limit, references)
+
+
+# CJK reading sets (README "CJK"): one note per paragraph, its first (answerable) question the query and
+# the paragraph its one relevant note. They test whether keyword search can cut Chinese and Japanese
+# text into terms at all.
+
+CJK_TRIGRAM_NOTE = "plain FTS5 trigram, OR of 3-char pieces (README)"
+
+
+def load_cmrc(eval_dir: Path, limit: int | None = None) -> Suite:
+    """CMRC 2018 trial (Chinese): 256 paragraphs, the first question of each (the first non-blank one:
+    one paragraph's first question is a lone space)."""
+    contexts = json.loads((eval_dir / "cmrc2018" / "cmrc2018_trial.json").read_text(encoding="utf-8"))
+    documents = {str(c["context_id"]): Document(str(c["title"]), str(c["context_text"])) for c in contexts}
+    queries: dict[str, str] = {}
+    for context in contexts:
+        if asked := [str(q["query_text"]).strip() for q in context["qas"] if str(q["query_text"]).strip()]:
+            queries[str(context["context_id"])] = asked[0]
+    qrels = {doc_id: {doc_id: 1} for doc_id in queries}
+    references = [
+        Reference("plain FTS5 porter unicode61 (README)", {"ndcg@10": 0.165}),
+        Reference(CJK_TRIGRAM_NOTE, {"ndcg@10": 0.936}),
+    ]
+    return document_suite("cmrc", documents, queries, qrels, limit, references, folder=MEMORY_DIR)
+
+
+_JSQUAD_QUESTION = re.compile(r"q\d+$")  # a question id is its paragraph's id + "q<n>"
+
+
+def load_jsquad(eval_dir: Path, limit: int | None = None) -> Suite:
+    """JSQuAD test, JGLUE v1.3 (Japanese): 1,159 paragraphs, the first answerable question of each."""
+    data = json.loads((eval_dir / "jsquad" / "test-v1.3.json").read_text(encoding="utf-8"))["data"]
+    documents: dict[str, Document] = {}
+    queries: dict[str, str] = {}
+    for article in data:
+        title = str(article["title"])
+        prefix = f"{title} [SEP] "
+        for paragraph in article["paragraphs"]:
+            answerable = [q for q in paragraph["qas"] if not q.get("is_impossible")]
+            if not answerable:
+                continue
+            doc_id = _JSQUAD_QUESTION.sub("", str(answerable[0]["id"]))
+            context = str(paragraph["context"])
+            documents[doc_id] = Document(title, context.removeprefix(prefix))
+            queries[doc_id] = str(answerable[0]["question"])
+    qrels = {doc_id: {doc_id: 1} for doc_id in queries}
+    references = [
+        Reference("plain FTS5 porter unicode61 (README)", {"ndcg@10": 0.231}),
+        Reference(CJK_TRIGRAM_NOTE, {"ndcg@10": 0.924}),
+    ]
+    return document_suite("jsquad", documents, queries, qrels, limit, references, folder=MEMORY_DIR)
 
 
 # Modes -------------------------------------------------------------------------------------------
@@ -1133,6 +1191,8 @@ def _dataset_parsers(sub: Any, common: argparse.ArgumentParser) -> Iterator[tupl
     collections: dict[str, tuple[str, Callable[[Path, int | None], Suite]]] = {
         "scifact": ("BEIR SciFact test split: 5,183 abstracts, 300 queries", load_scifact),
         "cisi": ("CISI: 1,460 documents, 76 judged queries", load_cisi),
+        "cmrc": ("CMRC 2018 trial (Chinese): 256 paragraphs, their first questions", load_cmrc),
+        "jsquad": ("JSQuAD test (Japanese): 1,159 paragraphs, their first answerable questions", load_jsquad),
     }
     for name, (help_text, load) in collections.items():
         parser = sub.add_parser(name, parents=[common], help=help_text)

@@ -18,6 +18,8 @@ from bench.quality import (
     evidence_read,
     evidence_returned,
     judge,
+    load_cmrc,
+    load_jsquad,
     load_locomo,
     random_queries,
     recall_at,
@@ -149,3 +151,38 @@ def test_locomo_gives_every_workspace_its_probes(locomo_dir: Path) -> None:
     (ws,) = load_locomo(locomo_dir).workspaces
     assert len(ws.probes) == 200
     assert not any("fulcrum" in p.text or "isotope" in p.text for p in ws.probes)
+
+
+def test_cmrc_is_one_memory_note_per_paragraph_with_its_first_asked_question(tmp_path: Path) -> None:
+    contexts = [
+        {"context_id": "C1", "title": "乌龙茶", "context_text": "乌龙茶是一种茶。",
+         "qas": [{"query_id": "C1_Q0", "query_text": " ", "answers": []},
+                 {"query_id": "C1_Q1", "query_text": "乌龙茶是什么？", "answers": ["茶"]}]},
+        {"context_id": "C2", "title": "咖啡", "context_text": "咖啡是饮料。",
+         "qas": [{"query_id": "C2_Q0", "query_text": "咖啡是什么？", "answers": ["饮料"]}]},
+    ]  # fmt: skip
+    (tmp_path / "cmrc2018").mkdir()
+    (tmp_path / "cmrc2018" / "cmrc2018_trial.json").write_text(json.dumps(contexts), encoding="utf-8")
+    (ws,) = load_cmrc(tmp_path).workspaces
+    assert ws.files["memory/C1.md"] == "# 乌龙茶\n\n乌龙茶是一种茶。\n"
+    assert ws.extra_paths == ()
+    assert [(q.text, list(q.relevant)) for q in ws.queries] == [
+        ("乌龙茶是什么？", [Unit.document("memory/C1.md")]),
+        ("咖啡是什么？", [Unit.document("memory/C2.md")]),
+    ]
+
+
+def test_jsquad_strips_the_title_prefix_and_asks_the_first_answerable_question(tmp_path: Path) -> None:
+    paragraph = {
+        "context": "東京 [SEP] 東京は日本の首都である。",
+        "qas": [
+            {"id": "a1p0q0", "question": "答えのない質問", "answers": [], "is_impossible": True},
+            {"id": "a1p0q1", "question": "日本の首都は？", "answers": [{"text": "東京"}], "is_impossible": False},
+        ],
+    }
+    (tmp_path / "jsquad").mkdir()
+    data = {"data": [{"title": "東京", "paragraphs": [paragraph]}]}
+    (tmp_path / "jsquad" / "test-v1.3.json").write_text(json.dumps(data), encoding="utf-8")
+    (ws,) = load_jsquad(tmp_path).workspaces
+    assert ws.files == {"memory/a1p0.md": "# 東京\n\n東京は日本の首都である。\n"}
+    assert [(q.text, list(q.relevant)) for q in ws.queries] == [("日本の首都は？", [Unit.document("memory/a1p0.md")])]

@@ -1,0 +1,171 @@
+"""Keyword terms for every script: the text an FTS5 index should hold, and the terms a query asks for. Pure.
+
+FTS5's ``unicode61`` cuts text at spaces and punctuation only, so a run of Chinese, Japanese or Thai
+(no spaces between words) is one token, and a Korean word keeps its particle (``화요일로``). This module
+rewrites text into a string that ``porter unicode61 remove_diacritics 2`` (:data:`FTS_TOKENIZER`) cuts
+into useful terms, and cuts queries the same way (:func:`query_terms`), with no dictionary:
+
+* Han, Hiragana and Katakana runs become their single characters and overlapping bigrams
+  (``乌龙茶`` -> ``乌 龙 茶 乌龙 龙茶``): a one- or two-character word is a term of its own, a longer
+  one the bigrams it shares with the text. A query asks for the bigrams of its runs (a run of one
+  character: that character), after cutting the runs at CJK stop words (``什么``, ``です``).
+* Thai, Lao, Khmer and Myanmar runs: the same, over grapheme clusters (a letter with its combining
+  marks), since no word dictionary ships with memdex.
+* A Korean word keeps its whole form and adds its stem when it ends in a known particle
+  (``화요일로`` -> ``화요일로 화요일``), conservatively: a one-syllable particle leaves two syllables.
+* A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
+  ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
+  whose phrase match still finds ``test_invoice`` whole.
+* Text is NFKC-normalised first (full-width ``ＡＢＣ１`` and half-width katakana fold); Latin accents are
+  folded by the tokenizer's ``remove_diacritics 2``.
+
+Text without these scripts or camelCase words comes back unchanged (up to NFKC), so English ranks as before.
+The indexed string is for the index only: snippets must show the original text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from .terms import MAX_TERMS, STOPWORDS
+
+# The tokenizer that reads index_text()'s output and query_terms()' terms (folds "café" to "cafe").
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
+_KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
+_SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+_HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
+_SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
+_OTHER = f"[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]"  # other letters and digits
+_PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+)")
+# The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
+# character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
+_SCRIPT_RUN = re.compile(_SCRIPTS)
+_ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]")
+# camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
+# (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D".
+_BOUNDARY = r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z]"
+_ANY_CAMEL = re.compile(_BOUNDARY)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])")  # where to cut
+
+# Korean particles, longest first (so 으로 is tried before 로); the stem must keep two syllables after a
+# one-syllable particle, one after a longer particle.
+_PARTICLE_WORDS = (
+    "에서부터 으로부터 로부터 에서는 에서도 에게서 한테서 으로는 으로도 이라고 이라는 입니다 에서 에게 한테 께서 "
+    "으로 부터 까지 처럼 보다 하고 이랑 마다 조차 밖에 에는 에도 로는 로도 은 는 이 가 을 를 의 에 로 와 과 도 만"
+)
+_PARTICLES = sorted(_PARTICLE_WORDS.split(), key=len, reverse=True)
+
+# Query-side stop words. CJK: cut a query's runs at these (question words, particles, copulas), longest
+# first; Korean: dropped whole. Only in queries: the index keeps every character.
+_CJK_STOP_WORDS = (
+    "为什么 什么 哪些 哪个 哪里 多少 怎么 怎样 如何 是否 的 了 是 吗 呢 吧 哪 谁 和 与 及 在 "
+    "でしょう ですか ました ません ですが です ます ある いる なに なん どこ だれ いつ どの どれ "
+    "の は が を に で と も か へ や"
+)
+CJK_STOPWORDS = sorted(_CJK_STOP_WORDS.split(), key=len, reverse=True)
+_CJK_STOP = re.compile("|".join(map(re.escape, CJK_STOPWORDS)))
+_KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
+KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
+
+
+def _clusters(run: str) -> list[str]:
+    """Grapheme clusters of a run, roughly: each letter with the combining marks after it."""
+    clusters: list[str] = []
+    for char in run:
+        if clusters and unicodedata.category(char).startswith("M"):
+            clusters[-1] += char
+        else:
+            clusters.append(char)
+    return clusters
+
+
+def _bigrams(units: list[str]) -> list[str]:
+    """Overlapping pairs of ``units``; a single unit is its own gram."""
+    return [a + b for a, b in zip(units, units[1:])] or units
+
+
+def korean_stem(word: str) -> str | None:
+    """``word`` without its trailing particle, when it has one and enough syllables remain; else None."""
+    for particle in _PARTICLES:
+        rest = len(word) - len(particle)
+        if word.endswith(particle) and rest >= (2 if len(particle) == 1 else 1):
+            return word[:rest]
+    return None
+
+
+def _script_piece(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if match.lastgroup == "hangul":
+        stem = korean_stem(text)
+        grams = [text, stem] if stem else [text]
+    else:
+        units = list(text) if match.lastgroup == "cjk" else _clusters(text)
+        grams = units + _bigrams(units) if len(units) > 1 else units
+    return f" {' '.join(grams)} "
+
+
+def _with_camel_parts(text: str) -> str:
+    """``text`` with the parts of each camelCase word added after it (found from its boundaries: a
+    regex for whole camelCase words is several times slower on long English text)."""
+    pieces: list[str] = []
+    done = 0  # text[:done] is in pieces
+    for match in _ANY_CAMEL.finditer(text):
+        if match.start() < done:
+            continue  # another boundary of a word already handled
+        start, end = match.start(), match.end()
+        while start > done and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        word = text[start:end]
+        pieces += [text[done:end], " ", " ".join(_CAMEL.split(word)), " "]
+        done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def index_text(text: str) -> str:
+    """The string an FTS5 table using :data:`FTS_TOKENIZER` should index for ``text``."""
+    text = unicodedata.normalize("NFKC", text)
+    if _ANY_SCRIPT.search(text):
+        text = _SCRIPT_RUN.sub(_script_piece, text)
+    return _with_camel_parts(text)
+
+
+def _query_pieces(text: str) -> Iterator[tuple[str, bool]]:
+    """(term, is a stop word) for every term of a query, in order."""
+    for match in _PIECE.finditer(unicodedata.normalize("NFKC", text)):
+        piece = match.group(0)
+        kind = match.lastgroup
+        if kind in ("cjk", "sea"):
+            runs = _CJK_STOP.split(piece) if kind == "cjk" else [piece]
+            kept = [run for run in runs if run]
+            if not kept:  # the whole run is stop words: keep it as such
+                yield from ((gram, True) for gram in _bigrams(list(piece)))
+            for run in kept:
+                yield from ((gram, False) for gram in _bigrams(list(run) if kind == "cjk" else _clusters(run)))
+        elif kind == "hangul":
+            stop = piece in KOREAN_STOPWORDS
+            yield piece, stop
+            if stem := korean_stem(piece):
+                yield stem, stop
+        else:
+            yield piece.lower(), piece.lower() in STOPWORDS
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, lower-cased; stop words dropped when other terms remain.
+
+    Each term is one token of :func:`index_text`'s output, to be quoted and OR-ed like any keyword term.
+    Words joined by ``_`` are cut apart here (unicode61 cuts them in the index too).
+    """
+    seen: dict[str, bool] = {}
+    for term, stop in _query_pieces(text):
+        seen.setdefault(term, stop)
+        if len(seen) >= MAX_TERMS * 2:
+            break
+    content = [term for term, stop in seen.items() if not stop]
+    return (content or list(seen))[:MAX_TERMS]

@@ -1,0 +1,140 @@
+"""memory_core.text.segments: notes in every script found by their words, through a real SQLite FTS5 table."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+
+from memdex.memory_core.text.segments import FTS_TOKENIZER, index_text, korean_stem, query_terms
+
+TEA = "用户喜欢喝乌龙茶，不喜欢咖啡。"
+NOTES = {
+    "tea": TEA,
+    "meeting": "회의는 화요일로 옮겼다.",
+    "cafe": "Met Zoë at the café near the station.",
+    "tests": "Fixed the flaky test in tests/test_invoice.py today.",
+    "flag": "The BillingV2Enabled flag turns on billing-v2 for new accounts.",
+    "tokyo": "来週、東京でプロジェクトの打ち合わせをします。",
+    "thai": "ภาษาไทยไม่มีการเว้นวรรคระหว่างคำ",
+    "english": "The database migration was postponed to Friday.",
+}
+
+
+@pytest.fixture
+def fts() -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(name UNINDEXED, text, tokenize={FTS_TOKENIZER!r})")
+    conn.executemany("INSERT INTO t(name, text) VALUES (?, ?)", [(k, index_text(v)) for k, v in NOTES.items()])
+    yield conn
+    conn.close()
+
+
+def search(conn: sqlite3.Connection, query: str) -> list[str]:
+    """Note names for the OR of the query's quoted terms, best first (as the stores search)."""
+    terms = query_terms(query)
+    assert terms, query
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return [name for (name,) in conn.execute("SELECT name FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,))]
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("乌龙茶", "tea"),  # three characters: its bigrams
+        ("咖啡", "tea"),  # two characters: one bigram
+        ("茶", "tea"),  # one character: a unigram of the index
+        ("用户喜欢喝什么茶", "tea"),  # a question: 什么 is a stop word, the rest cut into grams
+        ("화요일", "meeting"),  # the note says 화요일로 (particle attached)
+        ("화요일에 회의", "meeting"),
+        ("cafe", "cafe"),  # accents fold both ways
+        ("café", "cafe"),
+        ("zoe", "cafe"),
+        ("invoice", "tests"),  # identifier parts
+        ("test_invoice.py", "tests"),  # and the whole
+        ("billing", "flag"),  # camelCase parts and hyphenated parts
+        ("BillingV2Enabled", "flag"),
+        ("billing-v2", "flag"),
+        ("東京", "tokyo"),  # kanji
+        ("プロジェクト", "tokyo"),  # katakana
+        ("打ち合わせはいつですか", "tokyo"),  # kanji + hiragana, question particles dropped
+        ("การเว้นวรรค", "thai"),
+        ("migrations postponed", "english"),  # English still stems
+    ],
+)
+def test_query_finds_its_note_first(fts: sqlite3.Connection, query: str, note: str) -> None:
+    assert search(fts, query)[:1] == [note]
+
+
+def test_other_notes_do_not_match(fts: sqlite3.Connection) -> None:
+    assert search(fts, "咖啡") == ["tea"]
+    assert search(fts, "화요일") == ["meeting"]
+    assert search(fts, "invoice") == ["tests"]
+
+
+def test_cjk_runs_become_unigrams_and_bigrams() -> None:
+    assert index_text("乌龙茶").split() == ["乌", "龙", "茶", "乌龙", "龙茶"]
+    assert index_text("茶").split() == ["茶"]
+    assert index_text("J-CASTニュース").split() == ["J-CAST", "ニ", "ュ", "ー", "ス", "ニュ", "ュー", "ース"]
+
+
+def test_query_cuts_runs_at_stop_words() -> None:
+    assert query_terms("乌龙茶") == ["乌龙", "龙茶"]
+    assert query_terms("用户喜欢喝什么茶") == ["用户", "户喜", "喜欢", "欢喝", "茶"]
+    assert query_terms("東京へ行きましたか") == ["東京", "行き"]
+    assert query_terms("什么") == ["什么"]  # only stop words: kept
+
+
+def test_korean_keeps_the_word_and_adds_its_stem() -> None:
+    assert index_text("화요일로").split() == ["화요일로", "화요일"]
+    assert korean_stem("집으로") == "집"  # a two-syllable particle may leave one syllable
+    assert korean_stem("나이") is None  # a one-syllable particle must leave two
+    assert query_terms("무엇을 화요일에") == ["화요일에", "화요일"]  # 무엇을 is a stop word
+
+
+def test_identifiers_keep_the_whole_and_add_parts() -> None:
+    assert index_text("BillingV2Enabled").split() == ["BillingV2Enabled", "Billing", "V2", "Enabled"]
+    assert index_text("HTTPServer").split() == ["HTTPServer", "HTTP", "Server"]
+
+
+def test_plain_english_is_unchanged() -> None:
+    text = "The database migration was postponed to Friday, see notes/2026-01-31.md."
+    assert index_text(text).split() == text.split()
+    assert query_terms("What was postponed to Friday?") == ["postponed", "friday"]
+
+
+def test_full_width_and_half_width_forms_fold() -> None:
+    assert index_text("ＡＢＣ１２").split() == ["ABC12"]
+    assert index_text("ｶﾀｶﾅ").split() == ["カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
+
+
+def test_letters_and_digits_alone_are_not_identifiers() -> None:
+    assert index_text("H2O and 3D and mRNA").split() == ["H2O", "and", "3D", "and", "mRNA", "m", "RNA"]
+
+
+def test_external_content_triggers_can_index_the_segmented_text() -> None:
+    """The integration path docs/benchmarks.md proposes: chunks keep the original text, the triggers index
+    it through a registered function, and a delete removes exactly the terms it added."""
+    conn = sqlite3.connect(":memory:")
+    conn.create_function("memdex_terms", 1, index_text, deterministic=True)
+    conn.executescript(f"""
+        CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, memdex_terms(new.text));
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, memdex_terms(old.text));
+        END;
+    """)
+    conn.executemany("INSERT INTO chunks(text) VALUES (?)", [(TEA,), (NOTES["english"],), (NOTES["flag"],)])
+    match = " OR ".join(f'"{t}"' for t in query_terms("乌龙茶"))
+    sql = "SELECT c.text FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+    assert conn.execute(sql, (match,)).fetchall() == [(TEA,)]  # found by its terms, shown as written
+    conn.execute("DELETE FROM chunks WHERE text = ?", (TEA,))
+    assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone() == (0,)
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(chunks_fts, 'row')")
+    terms = {term for (term,) in conn.execute("SELECT term FROM v")}
+    assert "乌龙" not in terms and "bill" in terms  # porter-stemmed "billing"
+    conn.close()
