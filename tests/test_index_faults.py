@@ -8,12 +8,11 @@ tests/test_index_processes.py, which runs the same faults through real ``memdex`
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -395,14 +394,15 @@ async def test_edits_by_another_engine_during_a_rebuild_survive_its_install(
     written: list[tuple[str, str]] = []
 
     async with make_engine(**new_chunking) as a, make_engine(**new_chunking) as b:
-        building, caught_up, b_entered, b_wrote = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
-        real_shadow, real_install, real_write = a.index.shadow, a.index.install, b.index.write
+        building, first_note, caught_up = anyio.Event(), anyio.Event(), anyio.Event()
+        b_entered, b_wrote = anyio.Event(), anyio.Event()
+        real_a_write, real_install, real_b_write = a.index.write, a.index.install, b.index.write
 
-        @contextlib.asynccontextmanager
-        async def noted_shadow() -> AsyncIterator[Any]:
-            async with real_shadow() as shadow:
-                building.set()
-                yield shadow
+        async def a_write(fn: Any, *args: Any, conn: Any = None) -> Any:
+            if conn is not None and fn is a.index.ops.file_states and not building.is_set():
+                building.set()  # A fills its shadow, and has just listed the files
+                await first_note.wait()  # (were B's note held off by the pause below, the install would never come)
+            return await real_a_write(fn, *args, conn=conn)
 
         async def install_once_b_tried(shadow: Any) -> None:
             caught_up.set()  # A's last catch-up is done and B's writes are held off: B writes a note now
@@ -414,9 +414,9 @@ async def test_edits_by_another_engine_during_a_rebuild_survive_its_install(
         async def noted_write(*args: Any, **kwargs: Any) -> Any:
             if caught_up.is_set():
                 b_entered.set()
-            return await real_write(*args, **kwargs)
+            return await real_b_write(*args, **kwargs)
 
-        a.index.shadow, a.index.install, b.index.write = noted_shadow, install_once_b_tried, noted_write
+        a.index.write, a.index.install, b.index.write = a_write, install_once_b_tried, noted_write
         rebuilt = anyio.Event()
 
         async def rebuild() -> None:
@@ -432,7 +432,8 @@ async def test_edits_by_another_engine_during_a_rebuild_survive_its_install(
 
         async def keep_writing() -> None:
             await building.wait()
-            await note()  # while A fills its shadow: A's catch-up takes it over
+            await note()  # after A listed the files for its shadow: only its catch-up takes it over
+            first_note.set()
             await caught_up.wait()
             await note()  # between A's last catch-up and its install: held off until the install is done
             b_wrote.set()
