@@ -118,6 +118,7 @@ async def test_a_deleted_and_recreated_memory_folder_is_watched_again(
         await eventually(lambda: _has(engine, "PERIWINKLE", "memory/a.md"), "the first file")
         shutil.rmtree(workspace / "memory")
         await eventually(lambda: _none(engine, "PERIWINKLE"), "the folder's removal")
+        await anyio.sleep(0.5)  # the watchers re-arm for a workspace without memory/ (nothing says when)
         write("memory/b.md", "# B\n\n- VERMILION\n")  # re-creates memory/
         await eventually(lambda: _has(engine, "VERMILION", "memory/b.md"), "a file in the new folder")
         # The new watcher arms a moment after memory/ appears and nothing says when: rewrite a new file
