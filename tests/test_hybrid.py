@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -270,11 +269,9 @@ def test_the_embedding_cache_drops_the_least_recently_used_vectors(tmp_path: Pat
     conn = schema.open_index(tmp_path / "cache.sqlite")
     key = records.CacheKey("local", "m", "f")
     try:
-        for name in ("a", "b", "c", "d"):
-            store.cache_vectors(conn, key, {name: [1.0, 0.0]})
-            time.sleep(0.01)
-        time.sleep(0.01)
-        assert set(store.cached_vectors(conn, key, ["a"], 2)) == {"a"}  # 'a' is now the most recently used
+        for now, name in enumerate(("a", "b", "c", "d")):
+            store.cache_vectors(conn, key, {name: [1.0, 0.0]}, now=now)
+        assert set(store.cached_vectors(conn, key, ["a"], 2, now=4)) == {"a"}  # 'a' is now the most recently used
         assert store.prune_cache(conn, 2) == 2
         assert set(store.cached_vectors(conn, key, ["a", "b", "c", "d"], 2)) == {"a", "d"}
         assert cache.cache_size(conn) == 2

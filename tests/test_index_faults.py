@@ -387,44 +387,66 @@ async def test_edits_by_another_engine_during_a_rebuild_survive_its_install(
     """Engine A rebuilds for new chunking settings while engine B (its own connections, gate and locks,
     as another process has) keeps writing new notes. No note B acknowledged is lost by A's install
     (its last catch-up and the install hold B's writes off), both engines then see the same rows, the
-    same rows as a fresh build, and no shadow file is left."""
+    same rows as a fresh build, and no shadow file is left. Events put B's notes in each window: while A
+    fills its shadow, between A's last catch-up and its install, and after."""
     fill_workspace(workspace, files=60)
     await build(make_engine)
     new_chunking = {"chunking": {"tokens": 128, "overlap": 16}}
     written: list[tuple[str, str]] = []
 
     async with make_engine(**new_chunking) as a, make_engine(**new_chunking) as b:
-        if hasattr(a, "index"):  # (the engine before the split had no IndexDatabase to slow down)
-            real_install = a.index.install
+        building, first_note, caught_up = anyio.Event(), anyio.Event(), anyio.Event()
+        b_entered, b_wrote = anyio.Event(), anyio.Event()
+        real_a_write, real_install, real_b_write = a.index.write, a.index.install, b.index.write
 
-            async def slow_install(shadow: Any) -> None:
-                await anyio.sleep(0.4)  # widen the window between A's last catch-up and its install
-                await real_install(shadow)
+        async def a_write(fn: Any, *args: Any, conn: Any = None) -> Any:
+            if conn is not None and fn is a.index.ops.file_states and not building.is_set():
+                building.set()  # A fills its shadow, and has just listed the files
+                await first_note.wait()  # (were B's note held off by the pause below, the install would never come)
+            return await real_a_write(fn, *args, conn=conn)
 
-            a.index.install = slow_install
+        async def install_once_b_tried(shadow: Any) -> None:
+            caught_up.set()  # A's last catch-up is done and B's writes are held off: B writes a note now
+            await b_entered.wait()
+            with anyio.move_on_after(1):  # held off, B's write cannot end before the install; were it not, it would
+                await b_wrote.wait()
+            await real_install(shadow)
+
+        async def noted_write(*args: Any, **kwargs: Any) -> Any:
+            if caught_up.is_set():
+                b_entered.set()
+            return await real_b_write(*args, **kwargs)
+
+        a.index.write, a.index.install, b.index.write = a_write, install_once_b_tried, noted_write
         rebuilt = anyio.Event()
 
         async def rebuild() -> None:
             await a.sync()
             rebuilt.set()
 
+        async def note() -> None:
+            n = len(written)
+            rel, word = f"memory/b-{n:03d}.md", f"zebu{n:03d}quokka"
+            (workspace / rel).write_text(f"# note {n}\n\n- {word} from engine B\n", encoding="utf-8")
+            await b.sync_paths([rel])
+            written.append((rel, word))
+
         async def keep_writing() -> None:
-            n, after = 0, 0
-            while after < 2:  # during the rebuild, and twice after its install
-                after += rebuilt.is_set()
-                rel, word = f"memory/b-{n:03d}.md", f"zebu{n:03d}quokka"
-                (workspace / rel).write_text(f"# note {n}\n\n- {word} from engine B\n", encoding="utf-8")
-                await b.sync_paths([rel])
-                written.append((rel, word))
-                n += 1
-                await anyio.sleep(0.02)
+            await building.wait()
+            await note()  # after A listed the files for its shadow: only its catch-up takes it over
+            first_note.set()
+            await caught_up.wait()
+            await note()  # between A's last catch-up and its install: held off until the install is done
+            b_wrote.set()
+            await rebuilt.wait()
+            await note()  # after the install
 
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(rebuild)
                 tg.start_soon(keep_writing)
 
-        assert len(written) >= 3
+        assert len(written) == 3
         for engine in (a, b):
             for rel, word in written:
                 assert await found(engine, word) == {rel}, f"{word} lost for engine {'ab'[engine is b]}"

@@ -8,6 +8,7 @@ tests/test_index_faults.py, which covers the same ground in one process.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -275,23 +276,34 @@ from pathlib import Path
 import anyio
 from memdex.memory_core import MemoryEngine, load_settings
 
-workspace, index, stop, report = map(Path, sys.argv[1:5])
+workspace, index, report = map(Path, sys.argv[1:4])
 
 async def main():
     settings = load_settings(workspace=workspace, index_path=index, timezone="UTC",
                              chunking={"tokens": 128, "overlap": 16})
     written = []
     async with MemoryEngine(settings, background_sync=False) as engine:
-        print("ready", flush=True)
-        n = after = 0
-        while after < 2:  # during the other process's rebuild, and twice after its install
-            after += stop.exists()
+
+        async def told(what):  # the other process's next line
+            line = await anyio.to_thread.run_sync(sys.stdin.readline)
+            assert line == what + "\\n", f"expected {what!r}, got {line!r}"
+
+        async def note():
+            n = len(written)
             rel, word = f"memory/p-{n:03d}.md", f"gnu{n:03d}wombat"
             (workspace / rel).write_text(f"# note {n}\\n\\n- {word} from the writer process\\n", encoding="utf-8")
+            print(f"writing {n}", flush=True)
             await engine.sync_paths([rel])
             written.append([rel, word])
-            n += 1
-            await anyio.sleep(0.02)
+            print(f"wrote {n}", flush=True)
+
+        print("ready", flush=True)
+        await told("listed")  # the other process has listed the files for its shadow
+        await note()
+        await told("caught up")  # its last catch-up is done: this write is held off until its install
+        await note()
+        await told("installed")
+        await note()
         receipt = await engine.append("the serval-capybara note, appended last")
         written.append([receipt.path, "serval capybara"])
         found = {word: sorted({h.path for h in (await engine.search(word, max_results=5)).results})
@@ -306,46 +318,79 @@ anyio.run(main)
 async def test_a_rebuild_here_and_writes_from_another_process_end_with_the_same_rows(
     workspace: Path, index_path: Path, tmp_path: Path
 ) -> None:
-    """This process rebuilds for new chunking settings (its install slowed down) while another process
-    writes new notes and appends: afterwards both see every note and the same chunks, which are the
-    chunks of a fresh build, and no shadow file is left."""
+    """This process rebuilds for new chunking settings while another process writes new notes and appends:
+    afterwards both see every note and the same chunks, which are the chunks of a fresh build, and no
+    shadow file is left. Lines on the writer's stdin and stdout put its notes in each window: just after
+    the rebuild listed the files for its shadow, between its last catch-up and its install, and after."""
     fill_workspace(workspace, files=60)
     await anyio.to_thread.run_sync(build, workspace, index_path)
-    stop, report = tmp_path / "stop", tmp_path / "report.json"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(index_path), str(stop), str(report)],
-                              cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert writer.stdout is not None
-        assert await anyio.to_thread.run_sync(writer.stdout.readline) == "ready\n"
-        settings = load_settings(workspace=workspace, index_path=index_path, timezone="UTC",
-                                 chunking={"tokens": 128, "overlap": 16})  # fmt: skip
-        async with MemoryEngine(settings, background_sync=False) as engine:
-            if hasattr(engine, "index"):  # (the engine before the split had no IndexDatabase to slow down)
-                real_install = engine.index.install
-
-                async def slow_install(shadow: Any) -> None:
-                    await anyio.sleep(0.4)  # widen the window between the last catch-up and the install
-                    await real_install(shadow)
-
-                engine.index.install = slow_install
-            await engine.sync()
-            stop.touch()
-            _, err = await anyio.to_thread.run_sync(lambda: writer.communicate(timeout=TIMEOUT))
-            assert writer.returncode == 0, err
-            result = json.loads(report.read_text())
-            assert len(result["written"]) >= 3
-            for rel, word in result["written"]:
-                assert result["found"][word] == [rel], f"{word} lost for the writer process"
-                assert await found(engine, word) == {rel}, f"{word} lost for this process"
-            assert result["chunks"] == (await engine.status()).chunks == len(chunk_rows(index_path))
-    finally:
-        if writer.poll() is None:
-            writer.kill()
+    report = tmp_path / "report.json"
+    with (tmp_path / "writer.err").open("w+") as err:
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(index_path), str(report)], cwd=ROOT,
+                                  env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)  # fmt: skip
+        try:
+            await _rebuild_beside(writer, workspace, index_path, report, err)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
             writer.communicate(timeout=TIMEOUT)
     fresh = tmp_path / "fresh.sqlite"
     await anyio.to_thread.run_sync(lambda: build(workspace, fresh, chunking={"tokens": 128, "overlap": 16}))
     assert chunk_rows(index_path) == chunk_rows(fresh)
     assert no_shadows(index_path) == []
+
+
+async def _rebuild_beside(writer: subprocess.Popen[str], workspace: Path, index_path: Path, report: Path, err: Any) -> None:
+    """Rebuild here, telling ``writer`` (WRITER) when to write, then check what both processes see."""
+    assert writer.stdin is not None and writer.stdout is not None
+    stdin, stdout = writer.stdin, writer.stdout
+    lines: dict[str, anyio.Event] = collections.defaultdict(anyio.Event)
+
+    def tell(what: str) -> None:
+        stdin.write(f"{what}\n")
+        stdin.flush()
+
+    async def read_lines() -> None:
+        while line := await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True):
+            lines[line.strip()].set()
+        lines["exited"].set()
+
+    settings = load_settings(workspace=workspace, index_path=index_path, timezone="UTC",
+                             chunking={"tokens": 128, "overlap": 16})  # fmt: skip
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_lines)
+            await lines["ready"].wait()
+            async with MemoryEngine(settings, background_sync=False) as engine:
+                real_write, real_install = engine.index.write, engine.index.install
+
+                async def write(fn: Any, *args: Any, conn: Any = None) -> Any:
+                    if conn is not None and fn is engine.index.ops.file_states and not lines["listed"].is_set():
+                        lines["listed"].set()  # the shadow's first pass has just listed the files
+                        tell("listed")
+                        await lines["wrote 0"].wait()
+                    return await real_write(fn, *args, conn=conn)
+
+                async def install_once_the_writer_tried(shadow: Any) -> None:
+                    tell("caught up")
+                    await lines["writing 1"].wait()
+                    with anyio.move_on_after(1):  # held off, its write cannot end before the install; were it not, it would
+                        await lines["wrote 1"].wait()
+                    await real_install(shadow)
+
+                engine.index.write, engine.index.install = write, install_once_the_writer_tried
+                await engine.sync()
+                tell("installed")
+                await lines["exited"].wait()
+                writer.wait(timeout=TIMEOUT)
+                err.seek(0)
+                assert writer.returncode == 0, err.read()
+                result = json.loads(report.read_text())
+                assert len(result["written"]) == 4
+                for rel, word in result["written"]:
+                    assert result["found"][word] == [rel], f"{word} lost for the writer process"
+                    assert await found(engine, word) == {rel}, f"{word} lost for this process"
+                assert result["chunks"] == (await engine.status()).chunks == len(chunk_rows(index_path))
 
 
 # Kill points ---------------------------------------------------------------------------------------

@@ -62,15 +62,23 @@ async def test_tools_are_listed_with_annotations_and_schemas(notes: Path) -> Non
         assert set(search.output_schema["properties"]) >= {"results", "mode", "indexStatus", "provider", "model"}
 
 
-@pytest.mark.parametrize("query", ["POSTGRES_URL", "YN0028", "a828e60", "which database do we prefer?"])
-async def test_search_finds_exact_tokens_and_questions(notes: Path, query: str) -> None:
-    """Identifiers and natural-language questions both find their note."""
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("POSTGRES_URL", "MEMORY.md"),
+        ("YN0028", "MEMORY.md"),
+        ("a828e60", "memory/2026-02-03.md"),
+        ("which database do we prefer?", "MEMORY.md"),
+    ],
+)
+async def test_search_finds_exact_tokens_and_questions(notes: Path, query: str, path: str) -> None:
+    """Identifiers and natural-language questions both find their note, and only it."""
     async with connected(notes) as client:
         result = await client.call_tool("memory_search", {"query": query})
         assert not result.is_error
         answer = result.structured_content
         assert answer["mode"] == "keyword"
-        assert answer["results"], query
+        assert [hit["path"] for hit in answer["results"]] == [path], query
         top = answer["results"][0]
         assert set(top) >= {"path", "startLine", "endLine", "score", "snippet", "source"}
         assert 0.0 <= top["score"] <= 1.0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +188,77 @@ def test_a_vector_without_a_chunk_is_still_loaded(conn: Any) -> None:
     matrix.load(conn)
     assert matrix.rows == 8
     assert len(matrix.search(_version(conn), _vectors(1, 3)[0].tolist(), 10) or []) == 8
+
+
+def test_a_search_scans_a_snapshot_without_holding_the_lock(conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mid-scan the lock is free: deltas that move, drop and overwrite rows the scan still reads go
+    through at once, and the scan answers from the rows it began with; the next search sees the change."""
+    for f in range(3):
+        _put(conn, f"{f}.md", _vectors(1000, seed=f))  # two scan blocks
+    matrix = VectorMatrix()
+    matrix.load(conn)
+    before, query = _version(conn), _vectors(1, seed=99)[0].tolist()
+    answer_before = matrix.search(before, query, 10)
+    deltas = [_remove(conn, "0.md"), _put(conn, "3.md", _vectors(600, seed=3))]  # holes filled, rows rewritten
+    fresh = VectorMatrix()
+    fresh.load(conn)
+    answer_after = fresh.search(_version(conn), query, 10)
+    assert answer_before is not None and answer_after is not None and answer_after != answer_before
+
+    lock_free: list[bool] = []
+    real_matmul = np.matmul
+
+    def matmul_then_deltas(*args: Any, **kwargs: Any) -> Any:
+        if not lock_free:  # the first block: rows of every file are still to be read
+            lock_free.append(matrix._lock.acquire(blocking=False))
+            if lock_free[0]:
+                matrix._lock.release()
+                for delta in deltas:
+                    matrix.apply(delta)
+        return real_matmul(*args, **kwargs)
+
+    monkeypatch.setattr(np, "matmul", matmul_then_deltas)
+    during = matrix.search(before, query, 10)
+    monkeypatch.undo()
+    assert lock_free == [True]
+    assert during == answer_before
+    assert matrix.rows == fresh.rows == 2600
+    after = matrix.search(_version(conn), query, 10) or []
+    assert [c for c, _ in after] == [c for c, _ in answer_after]
+    assert np.allclose([d for _, d in after], [d for _, d in answer_after], atol=1e-6)
+
+
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")  # a user's choice of threads
+BLAS_PROBE = """
+import json, os, sys
+from pathlib import Path
+from threadpoolctl import threadpool_info
+before = dict(os.environ)
+import memdex.memory_core
+from memdex.memory_core.stores.sqlite import schema, vector_matrix
+imported = dict(os.environ) == before
+threads = lambda: [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+at_import = threads()
+conn = schema.open_index(Path(sys.argv[1]))
+vector_matrix.VectorMatrix().load(conn)
+print(json.dumps({"environ_unchanged": imported and dict(os.environ) == before,
+                  "at_import": at_import, "after_load": threads()}))
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "2"])
+def test_importing_changes_no_environment_and_the_first_load_limits_blas(tmp_path: Path, chosen: str | None) -> None:
+    """Importing memory_core leaves os.environ as it was (in a fresh process); the first load limits BLAS
+    to one thread, unless OPENBLAS_NUM_THREADS chose otherwise."""
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
+    if chosen:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE, str(tmp_path / "blas.sqlite")],
+                         env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    probe = json.loads(out.stdout)
+    assert probe["environ_unchanged"] is True
+    if chosen:
+        assert probe["after_load"] == probe["at_import"] == [int(chosen)]
+    else:
+        assert probe["after_load"] == [1] * len(probe["at_import"]) and probe["after_load"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -109,15 +110,28 @@ async def test_a_burst_of_saves_during_searches_ends_correct_and_error_free(
 async def test_a_deleted_and_recreated_memory_folder_is_watched_again(
     make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
 ) -> None:
-    """Removing memory/ (which silently kills a naive watcher) re-arms the watchers."""
+    """Removing memory/ (which silently kills a naive watcher) re-arms the watchers: a file written in
+    the re-created folder after the catch-up sync that follows its creation is seen, which only a watcher
+    on the new folder can do (the next full sync is reconcile_minutes away)."""
     async with running(make_engine) as engine:
         write("memory/a.md", "# A\n\n- PERIWINKLE\n")
         await eventually(lambda: _has(engine, "PERIWINKLE", "memory/a.md"), "the first file")
         shutil.rmtree(workspace / "memory")
         await eventually(lambda: _none(engine, "PERIWINKLE"), "the folder's removal")
-        await anyio.sleep(0.5)
-        write("memory/b.md", "# B\n\n- VERMILION\n")
+        await anyio.sleep(0.5)  # the watchers re-arm for a workspace without memory/ (nothing says when)
+        write("memory/b.md", "# B\n\n- VERMILION\n")  # re-creates memory/
         await eventually(lambda: _has(engine, "VERMILION", "memory/b.md"), "a file in the new folder")
+        # The new watcher arms a moment after memory/ appears and nothing says when: rewrite a new file
+        # until it is seen, within a bound. Without re-arming, no rewrite is ever seen.
+        seen = False
+        with anyio.move_on_after(10):
+            for n in itertools.count():
+                write("memory/c.md", f"# C\n\n- CELADON, written {n + 1} times\n")
+                with anyio.move_on_after(1):
+                    await eventually(lambda: _has(engine, "CELADON", "memory/c.md"), "")
+                    seen = True
+                    break
+        assert seen, "a file written in the re-created memory/ was not indexed within 10 s"
 
 
 async def test_a_crashed_watcher_is_restarted_and_catches_up(

@@ -13,11 +13,15 @@ from typing import Any
 from ..records import CacheKey, pack_vector, unpack_vector
 
 
-def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str], dims: int) -> dict[str, list[float]]:
-    """Vectors of ``dims`` dimensions cached for these chunk hashes; marks the hits as just used (LRU).
+def cached_vectors(
+    conn: Any, key: CacheKey, hashes: Sequence[str], dims: int, *, now: float | None = None
+) -> dict[str, list[float]]:
+    """Vectors of ``dims`` dimensions cached for these chunk hashes; marks the hits as used at ``now``
+    (default: the time of day) for the LRU order.
 
     A cached vector of another size (the provider changed what it returns) is never reused.
     """
+    used = time.time() if now is None else now
     found: dict[str, list[float]] = {}
     unique = list(dict.fromkeys(hashes))
     for start in range(0, len(unique), 500):
@@ -33,13 +37,14 @@ def cached_vectors(conn: Any, key: CacheKey, hashes: Sequence[str], dims: int) -
         conn.execute(
             f"UPDATE cache.embedding_cache SET last_used = ? WHERE provider = ? AND model = ? AND fingerprint = ? "
             f"AND hash IN ({marks})",
-            (time.time(), *args),
+            (used, *args),
         )
     return found
 
 
-def cache_vectors(conn: Any, key: CacheKey, vectors: dict[str, Sequence[float]]) -> None:
-    now = time.time()
+def cache_vectors(conn: Any, key: CacheKey, vectors: dict[str, Sequence[float]], *, now: float | None = None) -> None:
+    """Cache these vectors by chunk hash, as used at ``now`` (default: the time of day)."""
+    now = time.time() if now is None else now
     conn.executemany(
         "INSERT INTO cache.embedding_cache(provider, model, fingerprint, hash, dims, embedding, last_used) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET embedding = excluded.embedding, "

@@ -12,23 +12,21 @@ that touches vectors (:func:`store.stamp_vectors`). The engine applies each comm
 (another process wrote, or the index was swapped) gets ``None`` and is answered by sqlite-vec
 while the copy is reloaded.
 
-Thread safety: one lock guards the arrays; searches, deltas and loads may come from any thread.
+Thread safety: one lock guards the arrays; searches, deltas and loads may come from any thread. A
+search holds it only to take its snapshot (the arrays and the row count), and scans without it; a delta
+that would overwrite rows a scan in flight reads changes a copy instead (copy on write).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Collection, Sequence
 from typing import Any
 
-# One BLAS thread (unless the user chose otherwise, or numpy was loaded first): a scan block is a
-# small matrix-vector product that a second thread barely speeds up (4.4 vs 4.7 ms at 100k rows),
-# while OpenBLAS's spinning helpers take the core the keyword half of the same search runs on
-# (hybrid p50 at 100k chunks: 35 ms with two threads, 20 ms with one; see docs/benchmarks.md).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..records import VECTOR_PARTS, VECTORS_VERSION, VectorDelta
 from . import ops as store
@@ -36,6 +34,23 @@ from . import ops as store
 # Rows handled at a time when loading and scanning: 2048 x 384 float32 is 3 MB, small enough that the
 # temporary arrays neither cost speed nor stay behind in malloc's arenas as resident memory.
 BLOCK_ROWS = 2048
+
+# BLAS threads for the scan: a scan block is a small matrix-vector product that a second thread barely
+# speeds up (4.4 vs 4.7 ms at 100k rows), while OpenBLAS's spinning helpers take the core the keyword
+# half of the same search runs on (hybrid p50 at 100k chunks: 35 ms with two threads, 20 ms with one;
+# see docs/benchmarks.md). A variable that sets them (BLAS_THREAD_VARIABLES) is the user's choice.
+BLAS_THREADS = 1
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+@functools.cache
+def limit_blas_threads() -> None:
+    """Limit the process's BLAS to BLAS_THREADS, once, unless the environment chose (~4 ms, on first load).
+
+    Process-wide, like the variable: it holds for numpy's other products too.
+    """
+    if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        threadpool_limits(BLAS_THREADS, user_api="blas")
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -58,11 +73,23 @@ class VectorMatrix:
         self._clear()
 
     def _clear(self) -> None:
-        self._codes = np.zeros((0, 0), np.int8)
-        self._scales = np.zeros(0, np.float32)
-        self._ids = np.zeros(0, np.int64)
+        self._use(np.zeros((0, 0), np.int8), np.zeros(0, np.float32), np.zeros(0, np.int64))
         self._size = 0
         self._row_of: dict[int, int] = {}
+
+    def _use(self, codes: np.ndarray, scales: np.ndarray, ids: np.ndarray) -> None:
+        """Hold these arrays, which no scan reads yet."""
+        self._codes, self._scales, self._ids = codes, scales, ids
+        self._scans = 0  # searches in flight over these arrays
+        self._scanned = 0  # the most rows any of them reads
+
+    def _writable(self, first: int) -> None:
+        """Before rows from ``first`` on change: copy the arrays if a scan in flight reads any of those rows."""
+        if self._scans and first < self._scanned:
+            capacity, width = len(self._ids), self._codes.shape[1]
+            used = slice(0, self._size)
+            self._use(_grown(self._codes[used], capacity, width), _grown(self._scales[used], capacity),
+                      _grown(self._ids[used], capacity))  # fmt: skip
 
     @property
     def loaded(self) -> bool:
@@ -93,6 +120,7 @@ class VectorMatrix:
 
         Deltas committed while it reads are kept and replayed from the snapshot's version on.
         """
+        limit_blas_threads()
         with self._lock:
             self._pending = []
         try:
@@ -122,7 +150,8 @@ class VectorMatrix:
                 self._pending = None
             raise
         with self._lock:
-            self._codes, self._scales, self._ids, self._size = codes, scales, ids, size
+            self._use(codes, scales, ids)
+            self._size = size
             self._row_of = {int(cid): row for row, cid in enumerate(ids[:size])}
             self._version, self._loaded = version, True
             pending, self._pending = self._pending or [], None
@@ -159,6 +188,7 @@ class VectorMatrix:
             return
         last = self._size - 1
         if row != last:  # move the last row into the hole
+            self._writable(row)
             moved = int(self._ids[last])
             self._codes[row], self._scales[row], self._ids[row] = self._codes[last], self._scales[last], moved
             self._row_of[moved] = row
@@ -167,10 +197,11 @@ class VectorMatrix:
     def _append(self, ids: list[int], codes: np.ndarray, scales: np.ndarray) -> None:
         need = self._size + len(ids)
         if need > len(self._ids) or self._codes.shape[1] != codes.shape[1]:
-            capacity = max(need, 2 * len(self._ids), 1024)
-            self._codes = _grown(self._codes[: self._size], capacity, codes.shape[1])
-            self._scales = _grown(self._scales[: self._size], capacity)
-            self._ids = _grown(self._ids[: self._size], capacity)
+            capacity, used = max(need, 2 * len(self._ids), 1024), slice(0, self._size)
+            self._use(_grown(self._codes[used], capacity, codes.shape[1]), _grown(self._scales[used], capacity),
+                      _grown(self._ids[used], capacity))  # fmt: skip
+        else:
+            self._writable(self._size)
         end = self._size + len(ids)
         self._codes[self._size : end] = codes
         self._scales[self._size : end] = scales
@@ -189,39 +220,50 @@ class VectorMatrix:
         ``k`` nearest of them come back however far they are from the query.
         None when this copy is not at ``version`` (the caller asks sqlite-vec instead).
         """
-        with self._lock:
+        q = np.asarray(query, np.float32)
+        norm = float(np.linalg.norm(q))
+        with self._lock:  # a snapshot: the arrays and their row count, pinned against deltas until the scan ends
             if not self.in_step(version):
                 return None
-            q = np.asarray(query, np.float32)
-            norm = float(np.linalg.norm(q))
-            if self._size == 0 or k < 1 or norm == 0 or q.shape[0] != self._codes.shape[1]:
+            codes, scales, ids, size = self._codes, self._scales, self._ids[: self._size], self._size
+            if size == 0 or k < 1 or norm == 0 or q.shape[0] != codes.shape[1]:
                 return []
-            rows = None if allowed is None else self._rows_of(allowed)
+            self._scans, self._scanned = self._scans + 1, max(self._scanned, size)
+        try:
+            unit = q / norm
+            rows = None if allowed is None else _rows_of(ids, allowed)
             if rows is None:
-                sims, ids = self._similarities(q / norm, None), self._ids[: self._size]
-            elif 2 * len(rows) > self._size:  # most rows: a contiguous scan is faster than gathering them
-                sims, ids = self._similarities(q / norm, None)[rows], self._ids[rows]
+                sims = _similarities(codes, scales, size, unit, None)
+            elif 2 * len(rows) > size:  # most rows: a contiguous scan is faster than gathering them
+                sims, ids = _similarities(codes, scales, size, unit, None)[rows], ids[rows]
             else:
-                sims, ids = self._similarities(q / norm, rows), self._ids[rows]
+                sims, ids = _similarities(codes, scales, size, unit, rows), ids[rows]
             return _nearest_chunks(sims, ids // VECTOR_PARTS, k)
+        finally:
+            with self._lock:
+                if codes is self._codes:  # (a copy made meanwhile has no scans of its own yet)
+                    self._scans -= 1
+                    self._scanned = self._scanned if self._scans else 0
 
-    def _rows_of(self, chunk_ids: Collection[int]) -> np.ndarray:
-        """The rows holding these chunks' parts, in row order (chunks without a vector have none)."""
-        wanted = np.fromiter(chunk_ids, np.int64, len(chunk_ids))
-        return np.flatnonzero(np.isin(self._ids[: self._size] // VECTOR_PARTS, wanted))
 
-    def _similarities(self, unit: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-        """Cosine similarity of the unit vector ``unit`` to every row, or to ``rows`` only, in that order."""
-        count = self._size if rows is None else len(rows)
-        sims = np.empty(count, np.float32)
-        block = np.empty((min(count, BLOCK_ROWS), unit.shape[0]), np.float32)
-        for start in range(0, count, BLOCK_ROWS):
-            end = min(start + BLOCK_ROWS, count)
-            part = block[: end - start]
-            part[...] = self._codes[start:end] if rows is None else self._codes[rows[start:end]]  # int8 -> float32
-            np.matmul(part, unit, out=sims[start:end])
-        sims *= self._scales[:count] if rows is None else self._scales[rows]
-        return sims
+def _rows_of(ids: np.ndarray, chunk_ids: Collection[int]) -> np.ndarray:
+    """The rows of ``ids`` holding these chunks' parts, in row order (chunks without a vector have none)."""
+    wanted = np.fromiter(chunk_ids, np.int64, len(chunk_ids))
+    return np.flatnonzero(np.isin(ids // VECTOR_PARTS, wanted))
+
+
+def _similarities(codes: np.ndarray, scales: np.ndarray, size: int, unit: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """Cosine similarity of the unit vector ``unit`` to the first ``size`` rows, or to ``rows`` only, in that order."""
+    count = size if rows is None else len(rows)
+    sims = np.empty(count, np.float32)
+    block = np.empty((min(count, BLOCK_ROWS), unit.shape[0]), np.float32)
+    for start in range(0, count, BLOCK_ROWS):
+        end = min(start + BLOCK_ROWS, count)
+        part = block[: end - start]
+        part[...] = codes[start:end] if rows is None else codes[rows[start:end]]  # int8 -> float32
+        np.matmul(part, unit, out=sims[start:end])
+    sims *= scales[:count] if rows is None else scales[rows]
+    return sims
 
 
 def _nearest_chunks(sims: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[int, float]]:
