@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -133,3 +136,22 @@ async def test_max_chars_bounds_the_answer_and_says_what_was_left_out(
         for bad in (199, 12_001):
             with pytest.raises(InputError, match="maxChars must be between 200 and 12000"):
                 await engine.search("harvest", max_chars=bad)
+
+
+def test_a_line_scores_the_same_in_every_process() -> None:
+    """A line's score must not follow the hash seed (the order a set of terms is summed in), or two equal windows
+    tie one way in one process and the other way in the next, and the agent reads different lines."""
+    script = (
+        "from memdex.memory_core.search.snippets import LineScorer\n"
+        "scorer = LineScorer(['alpha', 'bravo', 'charlie'], [])\n"
+        "scorer.weights = {'alpha': 0.1, 'bravo': 0.2, 'charlie': 0.3}\n"
+        "print(repr(scorer.score('alpha bravo charlie')))\n"
+    )
+    scores = {
+        subprocess.run(
+            [sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        for seed in range(12)
+    }  # fmt: skip
+    assert scores == {"0.6"}, scores

@@ -55,7 +55,9 @@ class LineScorer:
         return found
 
     def score(self, line: str) -> float:
-        return sum(self.weights[term] for term in self.held(line))
+        # fsum: exact whatever the set's order, so equal windows tie the same way in every process (a plain
+        # sum's last bit followed the hash seed, and with it which of two equal windows was shown)
+        return math.fsum(self.weights[term] for term in self.held(line))
 
     def describe(self, lines: Iterable[str]) -> str:
         """The query terms found in ``lines`` with their weights, rarest first."""
