@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import os
@@ -26,6 +27,16 @@ from memdex.memory_core.workspace import check_root
 logger = logging.getLogger("memdex")
 
 
+DISTRIBUTION = "memdex-mcp"  # the name on PyPI (pyproject.toml's project.name); `memdex` there is another project's
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--workspace", "-w", type=Path, help="memory folder (default: config, else the current folder)")
@@ -37,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--agent", "-a", help="which configured agent (default: all for serve, else the first)")
 
     parser = argparse.ArgumentParser(prog="memdex", description="Searchable Markdown memory for AI agents, over MCP.")
+    parser.add_argument("--version", action="version", version=f"memdex {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio by default)")

@@ -45,7 +45,7 @@ def _candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
         if importlib.util.find_spec("llama_cpp") is not None:
             names.append("local")
         else:
-            skipped.append("local: llama-cpp-python is not installed (pip install 'memdex[local]')")
+            skipped.append("local: llama-cpp-python is not installed (pip install 'memdex-mcp[local]')")
         if settings.openai.api_key is not None or os.environ.get("OPENAI_API_KEY"):
             names.append("openai")
         else:

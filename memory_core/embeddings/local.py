@@ -46,7 +46,7 @@ from .base import l2_normalize
 
 log = logging.getLogger(__name__)
 
-MISSING_EXTRA = "local embeddings need the 'local' extra: pip install 'memdex[local]'"
+MISSING_EXTRA = "local embeddings need the 'local' extra: pip install 'memdex-mcp[local]'"
 
 #: Known models' prefixes: (pattern on the lower-cased model name, query prefix, document prefix).
 #: The first match wins; a model matching none gets no prefixes.
