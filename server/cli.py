@@ -101,10 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     setup.add_argument("--scope", choices=["user", "project"], default="user",
                        help="the user's config, or the one in the current folder (Claude Code, Cursor, VS Code, Codex)")
     setup.add_argument("--url", help="connect to a memdex already serving over HTTP at this URL instead of starting one")
+    setup.add_argument("--auth-token", help="with --url: the server's bearer token, sent in the client's Authorization "
+                       "header (Codex: from $MEMDEX_AUTH_TOKEN)")
+    setup.add_argument("--create", action="store_true", help="create the workspace folder (with memory/) if it does not exist")
     setup.add_argument("--config-file", type=Path, metavar="PATH", help="edit this file instead of the client's usual one")
     setup.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
-    setup.add_argument("--remove", action="store_true", help="take memdex's entry (or hooks) out again")
-    setup.add_argument("--hooks", action="store_true", help="claude-code, codex: install `memdex hook` command hooks")
+    setup.add_argument("--remove", action="store_true", help="take memdex's entry and its hooks out again")
+    setup.add_argument("--hooks", action="store_true",
+                       help="claude-code, codex: also install `memdex hook` command hooks (with the server entry)")
     setup.add_argument("--marker", action="store_true", help="with --hooks: also a Stop hook that notes each session")
     setup.add_argument("--print", dest="show", action="store_true", help="print the entry to paste; change nothing")
 
@@ -367,14 +371,23 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
 async def _setup(settings: Settings, args: argparse.Namespace) -> int:
     from . import client_setup
 
-    where = ["--workspace", str(settings.workspace_dir)]
+    workspace = settings.workspace_dir
+    if not args.remove and (args.url is None or args.hooks):  # what `serve` and `hook` will refuse, refused now
+        if args.create and not workspace.exists():
+            (workspace / "memory").mkdir(parents=True)
+            print(f"memdex: created {workspace}", file=sys.stderr)
+        elif not workspace.exists():
+            raise ConfigError(f"workspace {workspace} does not exist; add --create to make it, or pass --workspace with "
+                              "your memory folder")
+        check_root(workspace)
+    where = ["--workspace", str(workspace)]
     for flag, value in (("--config", args.config), ("--index", args.index_path)):
         if value is not None:
             where += [flag, str(value.expanduser().resolve())]
     if args.agent:
         where += ["--agent", args.agent]
     return client_setup.run(
-        args.client, where, scope=args.scope, url=args.url, config_file=args.config_file, dry_run=args.dry_run,
+        args.client, where, scope=args.scope, url=args.url, token=args.auth_token, config_file=args.config_file, dry_run=args.dry_run,
         remove=args.remove, hooks=args.hooks, marker=args.marker, show=args.show,
     )
 
