@@ -238,7 +238,7 @@ async def _get(settings: Settings, args: argparse.Namespace) -> int:
         print(_dump(excerpt))
     else:
         print(excerpt.text)
-        if excerpt.next_from:
+        if excerpt.note:
             print(f"[{excerpt.note}]", file=sys.stderr)
     return 0
 

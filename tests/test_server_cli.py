@@ -107,3 +107,46 @@ def test_doctor_ends_with_a_verdict_and_a_matching_exit_code(tmp_path: Path, wor
     last = broken.stdout.splitlines()[-1]
     assert broken.returncode == 1 and last.startswith("PROBLEMS: 2: workspace "), broken.stdout
     assert "does not exist" in last and "no embedding provider loaded" in last
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path, workspace: Path) -> None:
+    """Latin-1, UTF-16 and UTF-8 with a byte-order mark: each one line that says what to save it as, not a
+    UnicodeDecodeError traceback or "line 1, column 1"."""
+    config = tmp_path / "memdex.toml"
+    text = '# Café notes\n[query]\nmax_results = 3\n'
+    for encoding, says in (("latin-1", "is not UTF-8 text (byte 0xe9 on line 1;"),
+                           ("utf-16", "is UTF-16 text, and TOML is UTF-8"),
+                           ("utf-8-sig", "starts with a UTF-8 byte-order mark")):
+        config.write_bytes(text.encode(encoding))
+        error = _one_line_error(_memdex("status", "--config", str(config), "--workspace", str(workspace)))
+        assert f"config file {config} {says}" in error, error
+        assert error.rstrip().endswith("save it as UTF-8 (without a byte-order mark)")
+    config.write_text(text, encoding="utf-8")
+    assert _memdex("status", "--config", str(config), "--workspace", str(workspace)).returncode == 0
+
+
+def test_version_prints_the_installed_version() -> None:
+    done = _memdex("--version")
+    assert done.returncode == 0 and re.fullmatch(r"memdex \d+\.\d+\.\d+\S*\n", done.stdout), done.stdout + done.stderr
+
+
+def test_search_filters_no_file_can_pass_are_one_line(workspace: Path) -> None:
+    """pathPrefix above the workspace (with no extra folder there) and source 'sessions' with sessions off are
+    refused like pathPrefix '/etc', not answered 'no results'."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The deploy key is ORBIT-7734.\n", encoding="utf-8")
+    base = ("search", "ORBIT-7734", "--workspace", str(workspace))
+    for prefix in ("../", "..", "../../etc"):
+        error = _one_line_error(_memdex(*base, "--path", prefix))
+        assert "is outside the workspace and holds no memory files" in error, error
+    assert "must be relative to the workspace" in _one_line_error(_memdex(*base, "--path", "/etc"))
+    error = _one_line_error(_memdex(*base, "--source", "sessions"))
+    assert "sessions are off here" in error
+    assert "ORBIT-7734" in _memdex(*base, "--source", "memory").stdout
+    # With an extra folder beside the workspace, '../' is where it is, and finds it.
+    team = workspace.parent / "team"
+    team.mkdir()
+    (team / "notes.md").write_text("- The team key is ORBIT-7734 too.\n", encoding="utf-8")
+    error = _one_line_error(_memdex(*base, MEMDEX_EXTRA_PATHS=str(team)))  # not JSON: one line, not a traceback
+    assert "a list or table in an environment variable is JSON" in error
+    found = _memdex(*base, "--path", "../", MEMDEX_EXTRA_PATHS=json.dumps([str(team)]))
+    assert found.returncode == 0 and "../team/notes.md" in found.stdout and "MEMORY.md" not in found.stdout, found
