@@ -17,7 +17,7 @@ import anyio
 
 from memdex.memory_core import ConfigError, IndexBusy, MemdexError, MemoryEngine, Settings, load_settings
 from memdex.memory_core.db import driver
-from memdex.memory_core.embeddings.factory import open_provider
+from memdex.memory_core.embeddings.factory import candidates, open_provider
 from memdex.memory_core.errors import EmbeddingError, as_memdex_error
 from memdex.memory_core.filters import SearchFilter
 from memdex.memory_core.models import Hit
@@ -261,7 +261,10 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         }  # fmt: skip
         print(json.dumps(info, indent=2))
         return 0
+    to_try, skipped = candidates(embedding)
     configured = "none: keyword-only search" if embedding.provider == "none" else (
+        f"{embedding.provider}, which finds no provider to try, so keyword-only search ({'; '.join(skipped)})"
+        if not to_try else
         f"{embedding.provider} (fallback {embedding.fallback}); `memdex doctor` loads it and says which model answers"
     )
     _print_rows(
@@ -272,6 +275,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
             "last sync": status.last_sync or "never; `memdex index` builds the index (a server does it on start)",
             "embeddings": configured,
             "index vectors": f"{vectors['provider']} {vectors['model']} ({vectors['dims']} dims)" if vectors
+            else "none: keyword-only search, as configured" if not to_try
             else "none yet: searches are keyword-only until the index is embedded",
             "sqlite": f"{drv.sqlite_version} ({drv.name})",
             "sqlite-vec": drv.vec_version or f"unavailable: {drv.vec_error}",
@@ -310,8 +314,13 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     if problems:
         print(f"PROBLEMS: {len(problems)}: " + "; ".join(problems))
         return 1
-    print(f"OK: keyword and vector search ready ({ready})" if ready else
-          "OK: keyword search ready (embeddings off: embedding.provider is none)")
+    if ready:
+        print(f"OK: keyword and vector search ready ({ready})")
+    elif settings.embedding.provider == "none":
+        print("OK: keyword search ready (keyword-only, as configured: embedding.provider is none)")
+    else:  # auto found nothing to try: keyword-only is what it gives, and a supported way to run
+        print("OK: keyword search ready (keyword-only: no local model installed and no API key; either one adds "
+              "vector search)")
     return 0
 
 
@@ -336,12 +345,18 @@ async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | No
     """Load the configured provider and embed a probe: the provider and model that answered, or None
     (a problem is noted when a provider was wanted)."""
     started = time.perf_counter()
-    choice = await open_provider(settings.embedding)
+    factory_log = logging.getLogger("memdex.memory_core.embeddings.factory")
+    level = factory_log.level
+    factory_log.setLevel(logging.ERROR)  # its warning would repeat the reason printed below
+    try:
+        choice = await open_provider(settings.embedding)
+    finally:
+        factory_log.setLevel(level)
     provider = choice.provider
     if provider is None:
         print(f"              {choice.note}")
-        if settings.embedding.provider != "none":
-            problems.append(f"no embedding provider loaded ({choice.note})")
+        if choice.tried:  # a provider was wanted and failed; the reason is the line above, said once
+            problems.append("no embedding provider loaded (the reason is under embeddings above)")
         return None
     try:
         loaded = time.perf_counter() - started

@@ -150,3 +150,48 @@ def test_search_filters_no_file_can_pass_are_one_line(workspace: Path) -> None:
     assert "a list or table in an environment variable is JSON" in error
     found = _memdex(*base, "--path", "../", MEMDEX_EXTRA_PATHS=json.dumps([str(team)]))
     assert found.returncode == 0 and "../team/notes.md" in found.stdout and "MEMORY.md" not in found.stdout, found
+
+
+def _core_only(tmp_path: Path) -> dict[str, str]:
+    """The environment of a Python without the `local` extra (as `uvx memdex-mcp` or `pip install memdex-mcp`
+    has it): a sitecustomize hides llama-cpp-python from imports; no API key."""
+    site = tmp_path / "core-only"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nfrom importlib.machinery import PathFinder\n\n\n"
+        "class _WithoutLocalExtra(PathFinder):\n"
+        "    @classmethod\n"
+        "    def find_spec(cls, name, path=None, target=None):\n"
+        "        return None if name.split('.')[0] == 'llama_cpp' else PathFinder.find_spec(name, path, target)\n\n\n"
+        "sys.meta_path = [_WithoutLocalExtra if f is PathFinder else f for f in sys.meta_path]\n"
+    )
+    return {"PYTHONPATH": str(site), "OPENAI_API_KEY": "", "MEMDEX_EMBEDDING__PROVIDER": "auto"}
+
+
+def test_keyword_only_is_a_supported_mode_for_status_and_doctor(tmp_path: Path, workspace: Path) -> None:
+    """The install README shows (no local model, no key) is keyword-only by design: doctor says OK and exits 0,
+    and status does not promise vectors 'until the index is embedded'. Likewise with embedding.provider none."""
+    env = _core_only(tmp_path)
+    probe = _memdex("status", "--workspace", str(workspace), "--json", **env)
+    assert probe.returncode == 0, probe.stderr
+    doctor = _memdex("doctor", "--workspace", str(workspace), **env)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert doctor.stdout.splitlines()[-1] == ("OK: keyword search ready (keyword-only: no local model installed and "
+                                              "no API key; either one adds vector search)")
+    rows = _rows(_memdex("status", "--workspace", str(workspace), **env).stdout)
+    assert rows["embeddings"].startswith("auto, which finds no provider to try, so keyword-only search (local: ")
+    assert rows["index vectors"] == "none: keyword-only search, as configured"
+    rows = _rows(_memdex("status", "--workspace", str(workspace)).stdout)  # provider none
+    assert rows["index vectors"] == "none: keyword-only search, as configured"
+    none = _memdex("doctor", "--workspace", str(workspace))
+    assert none.returncode == 0 and none.stdout.splitlines()[-1].startswith("OK: keyword search ready (keyword-only")
+
+
+def test_doctor_says_why_a_provider_failed_once(tmp_path: Path, workspace: Path) -> None:
+    """A local model that cannot be downloaded (offline) is a problem, told once, not three times."""
+    env = {"MEMDEX_EMBEDDING__PROVIDER": "local", "MEMDEX_EMBEDDING__LOCAL__MODEL": "hf:memdex/absent-GGUF/absent.gguf",
+           "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    doctor = _memdex("doctor", "--workspace", str(workspace), **env)
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert doctor.stdout.splitlines()[-1] == "PROBLEMS: 1: no embedding provider loaded (the reason is under embeddings above)"
+    assert (doctor.stdout + doctor.stderr).count("hf:memdex/absent-GGUF/absent.gguf") == 1, doctor.stdout + doctor.stderr
