@@ -37,8 +37,17 @@ lint: $(VENV)/.installed-test  ## ruff over the repository, mypy --strict over m
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: lint
-	$(BIN)/python -m pytest -q -rs
+# With Node.js and npm on PATH, `make test` installs (exactly as locked) the TypeScript SDK client that
+# tests/test_ts_client.py runs and the mcpb CLI the bundle tests use, as .ci/run does; without them those
+# tests are skipped, and the summary (-rfEs: failures, errors, skips) names them and why.
+NPM := $(shell command -v npm 2>/dev/null)
+NODE_TEST_DEPS := $(if $(NPM),tests/ts_client/node_modules/.package-lock.json packaging/node_modules/.package-lock.json)
+
+tests/ts_client/node_modules/.package-lock.json: tests/ts_client/package.json tests/ts_client/package-lock.json
+	npm ci --prefix tests/ts_client --no-audit --no-fund
+
+test: lint $(NODE_TEST_DEPS)
+	$(BIN)/python -m pytest -q -rfEs
 
 clean:
 	rm -rf $(VENV) bench/.cache .pytest_cache
