@@ -123,10 +123,11 @@ class Change:
     path: Path
     before: str | None
     after: str
+    absent: bool = False  # the file is not there, and is to stay so
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return not self.absent and self.before != self.after
 
     def diff(self) -> str:
         old = (self.before or "").splitlines(keepends=True)
@@ -139,6 +140,8 @@ class Change:
 def plan_server(client: str, path: Path, launch: Launch, *, remove: bool = False) -> Change:
     """The edit that adds (or with ``remove``, takes out) memdex's server entry in ``path``."""
     before = _read(path)
+    if remove and before is None:
+        return Change(path, None, "", absent=True)  # nothing to take out of a file that is not there
     if client == "codex":
         entry = None if remove else server_entry(client, launch)
         return Change(path, before, _toml_with_table(path, before or "", ("mcp_servers", NAME), entry))
@@ -160,6 +163,8 @@ def plan_hooks(path: Path, commands: dict[str, str], *, remove: bool = False) ->
     (``SessionStart``, ``Stop``) to its command line; memdex's hooks of the other events go (all with ``remove``).
     """
     before = _read(path)
+    if remove and before is None:
+        return Change(path, None, "", absent=True)
 
     def edit(data: Json) -> None:
         hooks = _object(data, "hooks", path)

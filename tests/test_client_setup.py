@@ -291,6 +291,10 @@ def test_hooks_come_with_the_server_entry_and_one_remove_takes_out_both(
     capsys.readouterr()
     assert setup(tmp_path, client, "--remove") == 0
     assert capsys.readouterr().out == f"memdex: {entry_file} has no memdex's entry; nothing to do\n"
+    hooks_file.unlink()
+    entry_file.unlink()
+    assert setup(tmp_path, client, "--remove", "--hooks") == 0  # no file is created to take nothing out of
+    assert not entry_file.exists() and not hooks_file.exists()
 
 
 def test_a_workspace_serve_would_refuse_is_refused_at_setup(
