@@ -87,9 +87,11 @@ def test_status_is_aligned_lines_consistent_about_the_provider_and_json_on_reque
     assert _memdex("index", "--workspace", str(workspace)).returncode == 0
     rows = _rows(_memdex("status", "--workspace", str(workspace)).stdout)
     assert rows["memory files"] == "1 on disk, 1 indexed in 1 chunks"
-    assert rows["embeddings"] == "none: keyword-only search" and rows["index vectors"].startswith("none yet")
+    assert rows["embeddings"] == "none: keyword-only search"
+    assert rows["index vectors"] == "none: keyword-only search, as configured"  # no vectors are coming
     configured = _rows(_memdex("status", "--workspace", str(workspace), MEMDEX_EMBEDDING__PROVIDER="openai").stdout)
     assert configured["embeddings"].startswith("openai (fallback none)")
+    assert configured["index vectors"] == "none yet: searches are keyword-only until the index is embedded"
     info = json.loads(_memdex("status", "--workspace", str(workspace), "--json").stdout)
     assert info["filesOnDisk"] == info["filesIndexed"] == 1 and info["indexVectors"] is None
     assert info["embedding"] == {"provider": "none", "fallback": "none"}
