@@ -389,12 +389,16 @@ async def _setup(settings: Settings, args: argparse.Namespace) -> int:
     workspace = settings.workspace_dir
     if not args.remove and (args.url is None or args.hooks):  # what `serve` and `hook` will refuse, refused now
         if args.create and not workspace.exists():
-            (workspace / "memory").mkdir(parents=True)
-            print(f"memdex: created {workspace}", file=sys.stderr)
+            if args.dry_run:
+                print(f"memdex: dry run; {workspace} would be created", file=sys.stderr)
+            else:
+                (workspace / "memory").mkdir(parents=True)
+                print(f"memdex: created {workspace}", file=sys.stderr)
         elif not workspace.exists():
             raise ConfigError(f"workspace {workspace} does not exist; add --create to make it, or pass --workspace with "
                               "your memory folder")
-        check_root(workspace)
+        if workspace.exists():
+            check_root(workspace)
     where = ["--workspace", str(workspace)]
     for flag, value in (("--config", args.config), ("--index", args.index_path)):
         if value is not None:

@@ -317,6 +317,8 @@ def test_a_workspace_serve_would_refuse_is_refused_at_setup(
             assert main(["setup", client, "--workspace", workspace]) == 2
             assert capsys.readouterr().err == error
     assert not [p for p in home.rglob("*") if p.is_file()]
+    assert main(["setup", "cursor", "--workspace", str(missing), "--create", "--dry-run"]) == 0
+    assert not missing.exists() and not (home / ".cursor").exists()  # a dry run creates nothing
     assert main(["setup", "cursor", "--workspace", str(missing), "--create"]) == 0
     assert (missing / "memory").is_dir()
     assert json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["memdex"]["args"][-1] == str(missing)
