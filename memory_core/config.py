@@ -7,6 +7,7 @@ Every key is documented, with its default, in ``config.example.toml``.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import sys
@@ -17,7 +18,13 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
 
 from .errors import ConfigError
 from .limits import (
@@ -416,6 +423,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     path = config_file if config_file is not None else default_config_file()
     if path is not None and not path.is_file():
         raise ConfigError(f"config file {path} does not exist; create it from config.example.toml or drop --config")
+    if path is not None:
+        _check_text(path)
     token = _TOML_FILE.set(path)
     try:
         return Settings(**_drop_none(overrides))
@@ -423,10 +432,37 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         source = f" (config file {path})" if path else ""
         raise ConfigError(f"invalid settings{source}: {problems}") from None
+    except SettingsError as exc:  # an environment variable whose value is not the JSON a list or table needs
+        raise ConfigError(
+            f"invalid settings: {exc}; a list or table in an environment variable is JSON, e.g. "
+            """MEMDEX_EXTRA_PATHS='["../notes"]'"""
+        ) from None
     except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
         raise ConfigError(f"config file {path} is not valid TOML: {exc}; fix it there") from None
     finally:
         _TOML_FILE.reset(token)
+
+
+def _check_text(path: Path) -> None:
+    """Refuse, in one line, a config file TOML cannot read as text: not UTF-8, or UTF-8 with a byte-order mark
+    (which tomllib reports as an error at line 1, column 1)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    fix = "save it as UTF-8 (without a byte-order mark)"
+    if raw.startswith(codecs.BOM_UTF8):
+        raise ConfigError(f"config file {path} starts with a UTF-8 byte-order mark, which TOML does not allow; {fix}")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ConfigError(f"config file {path} is UTF-16 text, and TOML is UTF-8; {fix}")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}; Latin-1 or another "
+            f"legacy encoding?); {fix}"
+        ) from None
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:

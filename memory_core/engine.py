@@ -234,6 +234,7 @@ class MemoryEngine:
         if not text:
             raise InputError("query is empty; pass the words to look for, e.g. 'database migration decision'")
         request = self.searcher.request(text, max_results, min_score, max_chars, where=where, explain=explain)
+        self._check_reachable(where)
         self.syncer.sync_if_dirty()  # answer from the index as it is; the sync runs meanwhile
         try:
             status = await self.status()
@@ -247,6 +248,25 @@ class MemoryEngine:
         if not from_ram:
             self.syncer.vectors.load_soon()
         return answer
+
+    def _check_reachable(self, where: SearchFilter | None) -> None:
+        """InputError for a filter that no memory file here can pass, instead of a silent "no results": session
+        transcripts with sessions off, or a pathPrefix above the workspace with no extra folder under it."""
+        if where is None or self.settings.replica:  # a replica knows only what its store holds
+            return
+        if where.source == "sessions" and self.workspace.sessions_dir is None:
+            raise InputError(
+                "source 'sessions' asks for session transcripts, but sessions are off here (sessions.enabled is "
+                "false); drop source, or enable sessions in the config"
+            )
+        prefix = where.path_prefix
+        if prefix is not None and prefix.split("/")[0] == "..":
+            roots = [self.workspace.relpath(root) for root in self.workspace.extra_roots]
+            if not any(root == prefix or root.startswith(f"{prefix}/") or prefix.startswith(f"{root}/") for root in roots):
+                raise InputError(
+                    f"pathPrefix {prefix!r} is outside the workspace and holds no memory files (they are "
+                    f"{self.workspace.describe()}); use a folder as memory_search returns paths, like memory/"
+                )
 
     async def read(self, path: str, from_line: int = 1, lines: int | None = None) -> Excerpt:
         """Read lines of a memory file from disk (always the current truth, indexed or not); a replica

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import os
@@ -15,7 +16,7 @@ from typing import Any
 import anyio
 
 from memdex.memory_core import ConfigError, IndexBusy, MemdexError, MemoryEngine, Settings, load_settings
-from memdex.memory_core.embeddings.factory import open_provider
+from memdex.memory_core.embeddings.factory import candidates, open_provider
 from memdex.memory_core.errors import EmbeddingError, as_memdex_error
 from memdex.memory_core.models import Hit
 from memdex.memory_core.stores.factory import index_owner
@@ -24,6 +25,16 @@ from memdex.memory_core.stores.sqlite.db import driver
 from memdex.memory_core.workspace.files import check_root
 
 logger = logging.getLogger("memdex")
+
+
+DISTRIBUTION = "memdex-mcp"  # the name on PyPI (pyproject.toml's project.name); `memdex` there is another project's
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--agent", "-a", help="which configured agent (default: all for serve, else the first)")
 
     parser = argparse.ArgumentParser(prog="memdex", description="Searchable Markdown memory for AI agents, over MCP.")
+    parser.add_argument("--version", action="version", version=f"memdex {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio by default)")
@@ -89,10 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     setup.add_argument("--scope", choices=["user", "project"], default="user",
                        help="the user's config, or the one in the current folder (Claude Code, Cursor, VS Code, Codex)")
     setup.add_argument("--url", help="connect to a memdex already serving over HTTP at this URL instead of starting one")
+    setup.add_argument("--auth-token", help="with --url: the server's bearer token, sent in the client's Authorization "
+                       "header (Codex: from $MEMDEX_AUTH_TOKEN)")
+    setup.add_argument("--create", action="store_true", help="create the workspace folder (with memory/) if it does not exist")
     setup.add_argument("--config-file", type=Path, metavar="PATH", help="edit this file instead of the client's usual one")
     setup.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
-    setup.add_argument("--remove", action="store_true", help="take memdex's entry (or hooks) out again")
-    setup.add_argument("--hooks", action="store_true", help="claude-code, codex: install `memdex hook` command hooks")
+    setup.add_argument("--remove", action="store_true", help="take memdex's entry and its hooks out again")
+    setup.add_argument("--hooks", action="store_true",
+                       help="claude-code, codex: also install `memdex hook` command hooks (with the server entry)")
     setup.add_argument("--marker", action="store_true", help="with --hooks: also a Stop hook that notes each session")
     setup.add_argument("--print", dest="show", action="store_true", help="print the entry to paste; change nothing")
 
@@ -222,7 +238,7 @@ async def _get(settings: Settings, args: argparse.Namespace) -> int:
         print(_dump(excerpt))
     else:
         print(excerpt.text)
-        if excerpt.next_from:
+        if excerpt.note:
             print(f"[{excerpt.note}]", file=sys.stderr)
     return 0
 
@@ -245,7 +261,10 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         }  # fmt: skip
         print(json.dumps(info, indent=2))
         return 0
+    to_try, skipped = candidates(embedding)
     configured = "none: keyword-only search" if embedding.provider == "none" else (
+        f"{embedding.provider}, which finds no provider to try, so keyword-only search ({'; '.join(skipped)})"
+        if not to_try else
         f"{embedding.provider} (fallback {embedding.fallback}); `memdex doctor` loads it and says which model answers"
     )
     _print_rows(
@@ -256,6 +275,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
             "last sync": status.last_sync or "never; `memdex index` builds the index (a server does it on start)",
             "embeddings": configured,
             "index vectors": f"{vectors['provider']} {vectors['model']} ({vectors['dims']} dims)" if vectors
+            else "none: keyword-only search, as configured" if not to_try
             else "none yet: searches are keyword-only until the index is embedded",
             "sqlite": f"{drv.sqlite_version} ({drv.name})",
             "sqlite-vec": drv.vec_version or f"unavailable: {drv.vec_error}",
@@ -294,8 +314,13 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     if problems:
         print(f"PROBLEMS: {len(problems)}: " + "; ".join(problems))
         return 1
-    print(f"OK: keyword and vector search ready ({ready})" if ready else
-          "OK: keyword search ready (embeddings off: embedding.provider is none)")
+    if ready:
+        print(f"OK: keyword and vector search ready ({ready})")
+    elif settings.embedding.provider == "none":
+        print("OK: keyword search ready (keyword-only, as configured: embedding.provider is none)")
+    else:  # auto found nothing to try: keyword-only is what it gives, and a supported way to run
+        print("OK: keyword search ready (keyword-only: no local model installed and no API key; either one adds "
+              "vector search)")
     return 0
 
 
@@ -320,12 +345,18 @@ async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | No
     """Load the configured provider and embed a probe: the provider and model that answered, or None
     (a problem is noted when a provider was wanted)."""
     started = time.perf_counter()
-    choice = await open_provider(settings.embedding)
+    factory_log = logging.getLogger("memdex.memory_core.embeddings.factory")
+    level = factory_log.level
+    factory_log.setLevel(logging.ERROR)  # its warning would repeat the reason printed below
+    try:
+        choice = await open_provider(settings.embedding)
+    finally:
+        factory_log.setLevel(level)
     provider = choice.provider
     if provider is None:
         print(f"              {choice.note}")
-        if settings.embedding.provider != "none":
-            problems.append(f"no embedding provider loaded ({choice.note})")
+        if choice.tried:  # a provider was wanted and failed; the reason is the line above, said once
+            problems.append("no embedding provider loaded (the reason is under embeddings above)")
         return None
     try:
         loaded = time.perf_counter() - started
@@ -355,14 +386,27 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
 async def _setup(settings: Settings, args: argparse.Namespace) -> int:
     from . import client_setup
 
-    where = ["--workspace", str(settings.workspace_dir)]
+    workspace = settings.workspace_dir
+    if not args.remove and (args.url is None or args.hooks):  # what `serve` and `hook` will refuse, refused now
+        if args.create and not workspace.exists():
+            if args.dry_run:
+                print(f"memdex: dry run; {workspace} would be created", file=sys.stderr)
+            else:
+                (workspace / "memory").mkdir(parents=True)
+                print(f"memdex: created {workspace}", file=sys.stderr)
+        elif not workspace.exists():
+            raise ConfigError(f"workspace {workspace} does not exist; add --create to make it, or pass --workspace with "
+                              "your memory folder")
+        if workspace.exists():
+            check_root(workspace)
+    where = ["--workspace", str(workspace)]
     for flag, value in (("--config", args.config), ("--index", args.index_path)):
         if value is not None:
             where += [flag, str(value.expanduser().resolve())]
     if args.agent:
         where += ["--agent", args.agent]
     return client_setup.run(
-        args.client, where, scope=args.scope, url=args.url, config_file=args.config_file, dry_run=args.dry_run,
+        args.client, where, scope=args.scope, url=args.url, token=args.auth_token, config_file=args.config_file, dry_run=args.dry_run,
         remove=args.remove, hooks=args.hooks, marker=args.marker, show=args.show,
     )
 

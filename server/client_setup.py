@@ -33,6 +33,8 @@ NAME = "memdex"
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex")
 TITLES = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cursor": "Cursor", "vscode": "VS Code",
           "codex": "Codex"}
+TOKEN_VARIABLE = "MEMDEX_AUTH_TOKEN"  # Codex reads the token from the environment, not from its config file
+HOOK_CLIENTS = ("claude-code", "codex")
 HOOK_EVENTS = {"SessionStart": "session-start", "Stop": "stop"}  # Claude Code event -> `memdex hook` event
 
 Json = dict[str, Any]
@@ -44,6 +46,7 @@ class Launch:
 
     argv: tuple[str, ...] = ()
     url: str | None = None
+    token: str | None = None  # the bearer token the server at ``url`` wants
 
 
 def memdex_command() -> list[str]:
@@ -91,7 +94,13 @@ def server_entry(client: str, launch: Launch) -> Json:
                 "Claude Desktop's config file only starts local (stdio) servers; drop --url, or add the URL "
                 "under Settings > Connectors"
             )
-        return {"type": "http", "url": launch.url} if typed else {"url": launch.url}
+        entry: Json = {"type": "http", "url": launch.url} if typed else {"url": launch.url}
+        if launch.token is not None:
+            if client == "codex":  # Codex sends the value of this variable as the bearer token
+                entry["bearer_token_env_var"] = TOKEN_VARIABLE
+            else:
+                entry["headers"] = {"Authorization": f"Bearer {launch.token}"}
+        return entry
     command, *args = launch.argv
     return {"type": "stdio", "command": command, "args": args} if typed else {"command": command, "args": args}
 
@@ -114,10 +123,11 @@ class Change:
     path: Path
     before: str | None
     after: str
+    absent: bool = False  # the file is not there, and is to stay so
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return not self.absent and self.before != self.after
 
     def diff(self) -> str:
         old = (self.before or "").splitlines(keepends=True)
@@ -130,6 +140,8 @@ class Change:
 def plan_server(client: str, path: Path, launch: Launch, *, remove: bool = False) -> Change:
     """The edit that adds (or with ``remove``, takes out) memdex's server entry in ``path``."""
     before = _read(path)
+    if remove and before is None:
+        return Change(path, None, "", absent=True)  # nothing to take out of a file that is not there
     if client == "codex":
         entry = None if remove else server_entry(client, launch)
         return Change(path, before, _toml_with_table(path, before or "", ("mcp_servers", NAME), entry))
@@ -151,6 +163,8 @@ def plan_hooks(path: Path, commands: dict[str, str], *, remove: bool = False) ->
     (``SessionStart``, ``Stop``) to its command line; memdex's hooks of the other events go (all with ``remove``).
     """
     before = _read(path)
+    if remove and before is None:
+        return Change(path, None, "", absent=True)
 
     def edit(data: Json) -> None:
         hooks = _object(data, "hooks", path)
@@ -246,11 +260,13 @@ def _read(path: Path) -> str | None:
 
 def _json_edited(path: Path, before: str | None, edit: Callable[[Json], None]) -> str:
     """``before`` parsed, edited in place by ``edit`` and written back; unchanged text when nothing changed."""
+    comments = False
     if before is None or not before.strip():
         data: Json = {}
     else:
+        plain, comments = _strip_jsonc(before)
         try:
-            data = json.loads(before)
+            data = json.loads(plain)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path} is not valid JSON ({exc}); fix it by hand, then run memdex setup again") from None
         if not isinstance(data, dict):
@@ -259,7 +275,47 @@ def _json_edited(path: Path, before: str | None, edit: Callable[[Json], None]) -
     edit(data)
     if before is not None and data == original:
         return before
+    if comments:
+        raise ConfigError(
+            f"{path} has comments, which writing it back as JSON would lose; add the entry by hand "
+            "(memdex setup <client> --print shows it), or remove the comments and run memdex setup again"
+        )
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _strip_jsonc(text: str) -> tuple[str, bool]:
+    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code reads its files, as plain JSON
+    (comments blanked out, so the parser's line and column numbers still hold); and whether it had comments."""
+    out: list[str] = []
+    comments = False
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            comments, i = True, end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            comments, i = True, end
+        elif char == ",":
+            rest = re.match(r"(?:\s|//[^\n]*|/\*.*?\*/)*[}\]]", text[i + 1 :], re.S)
+            after_value = "".join(out).rstrip()[-1:] not in ("{", "[", ",", "")
+            out.append(" " if rest and after_value else ",")  # a trailing comma (not one standing alone)
+            i += 1
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out), comments
 
 
 def _object(data: Json, key: str, path: Path) -> Json:
@@ -396,6 +452,7 @@ def run(
     *,
     scope: str = "user",
     url: str | None = None,
+    token: str | None = None,
     config_file: Path | None = None,
     dry_run: bool = False,
     remove: bool = False,
@@ -406,14 +463,18 @@ def run(
     """``memdex setup``: print the entry (``show``), or add/remove it in the client's file, diff first.
 
     ``where`` are the arguments naming memdex's memory (``--workspace DIR`` …), given to ``serve``
-    and to ``hook``.
+    and to ``hook``. With ``hooks`` the server entry is written too (the hooks name its tools), and
+    ``remove`` takes out both, whichever of them one earlier run wrote. Every change is planned (and
+    may be refused) before any file is written.
     """
     command = memdex_command()
-    if hooks and client not in ("claude-code", "codex"):
+    if hooks and client not in HOOK_CLIENTS:
         raise ConfigError(f"--hooks is for claude-code and codex; {client} has no command hooks")
+    if token is not None and url is None:
+        raise ConfigError("--auth-token goes with --url (a server started over stdio needs no token); drop it or add --url")
     events = {"SessionStart": ["session-start"], **({"Stop": ["stop", "--marker"]} if marker else {})}
     commands = {event: shlex.join([*command, "hook", *words, *where]) for event, words in events.items()}
-    launch = Launch(url=url) if url is not None else Launch(argv=(*command, "serve", *where))
+    launch = Launch(url=url, token=token) if url is not None else Launch(argv=(*command, "serve", *where))
     if show:
         text = json.dumps({"hooks": {e: [{"hooks": [{"type": "command", "command": c}]}] for e, c in commands.items()}},
                           indent=2) + "\n" if hooks else snippet(client, launch)
@@ -421,19 +482,29 @@ def run(
         return 0
     if client not in CLIENTS:
         raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}, or --print for an entry to paste")
-    path = (config_file or config_path(client, scope, hooks=hooks)).expanduser().absolute()
-    change = plan_hooks(path, commands, remove=remove) if hooks else plan_server(client, path, launch, remove=remove)
-    what = "memdex's hooks" if hooks else "memdex's entry"
-    if not change.changed:
-        state = "has no" if remove else "already has"
-        print(f"memdex: {path} {state} {what}; nothing to do")
-        return 0
-    sys.stdout.write(change.diff())
+    path = (config_file or config_path(client, scope)).expanduser().absolute()
+    changes = [("memdex's entry", plan_server(client, path, launch, remove=remove))]
+    if client in HOOK_CLIENTS and (hooks or remove):
+        hooks_path = config_path(client, scope, hooks=True).expanduser().absolute()
+        change = plan_hooks(hooks_path, commands, remove=remove)
+        if hooks or change.changed:  # --remove takes out hooks an earlier --hooks wrote
+            changes.append(("memdex's hooks", change))
+    todo = [(what, change) for what, change in changes if change.changed]
+    for what, change in changes:
+        if not change.changed:
+            print(f"memdex: {change.path} {'has no' if remove else 'already has'} {what}{'' if todo else '; nothing to do'}")
+    for _, change in todo:
+        sys.stdout.write(change.diff())
     if dry_run:
-        print(f"memdex: dry run; {path} was not written")
+        for _, change in todo:
+            print(f"memdex: dry run; {change.path} was not written")
         return 0
-    backup = apply(change)
-    kept = f" (backup: {backup})" if backup else ""
-    trust = "; Codex asks you to review and trust new hooks" if hooks and client == "codex" else ""
-    print(f"memdex: {'removed' if remove else 'wrote'} {what} in {path}{kept}; restart {TITLES[client]} to load it{trust}")
+    for what, change in todo:
+        backup = apply(change)
+        kept = f" (backup: {backup})" if backup else ""
+        trust = "; Codex asks you to review and trust new hooks" if what.endswith("hooks") and client == "codex" else ""
+        print(f"memdex: {'removed' if remove else 'wrote'} {what} in {change.path}{kept}; restart {TITLES[client]} "
+              f"to load it{trust}")
+    if token is not None and client == "codex" and not remove:
+        print(f"memdex: Codex sends the token from ${TOKEN_VARIABLE}; set it in the environment Codex starts in")
     return 0

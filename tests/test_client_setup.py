@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,6 +27,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.chdir(tmp_path / "project")
+    (tmp_path / "ws").mkdir()
     return home
 
 
@@ -76,6 +78,7 @@ def test_a_changed_entry_is_replaced_and_backups_are_never_overwritten(home: Pat
     path.parent.mkdir()
     path.write_text('{"mcpServers": {"memdex": {"command": "old"}}}')
     setup(tmp_path, "cursor")
+    (tmp_path / "other").mkdir()
     main(["setup", "cursor", "--workspace", str(tmp_path / "other")])
     assert json.loads((path.parent / "mcp.json.bak").read_text()) == {"mcpServers": {"memdex": {"command": "old"}}}
     assert json.loads((path.parent / "mcp.json.bak.1").read_text()) == {"mcpServers": {"memdex": stdio(tmp_path)}}
@@ -259,3 +262,123 @@ def test_setup_runs_as_a_real_command(home: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"memdex: dry run; {home / '.claude' / 'settings.json'} was not written\n" in done.stdout
     assert not (home / ".claude").exists()
+
+
+@pytest.mark.parametrize("client", ["claude-code", "codex"])
+def test_hooks_come_with_the_server_entry_and_one_remove_takes_out_both(
+    home: Path, tmp_path: Path, client: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The session-start hook names memdex's tools, so `--hooks` alone also writes the server entry; one
+    `--remove` (with or without --hooks) takes out everything that call wrote, and leaves the files' other keys."""
+    if client == "claude-code":
+        entry_file, hooks_file = home / ".claude.json", home / ".claude" / "settings.json"
+        entry = lambda: json.loads(entry_file.read_text()).get("mcpServers", {}).get("memdex")  # noqa: E731
+    else:
+        entry_file, hooks_file = home / ".codex" / "config.toml", home / ".codex" / "hooks.json"
+        entry = lambda: tomllib.loads(entry_file.read_text()).get("mcp_servers", {}).get("memdex")  # noqa: E731
+    hooks_file.parent.mkdir(parents=True, exist_ok=True)
+    hooks_file.write_text(json.dumps({"model": "x"}))
+    assert setup(tmp_path, client, "--hooks", "--marker") == 0
+    assert entry() is not None and entry()["args"][-3:] == ["serve", "--workspace", str(tmp_path / "ws")]
+    assert set(json.loads(hooks_file.read_text())["hooks"]) == {"SessionStart", "Stop"}
+    out = capsys.readouterr().out
+    assert f"memdex: wrote memdex's entry in {entry_file}" in out and f"wrote memdex's hooks in {hooks_file}" in out
+    for remove in (["--remove"], ["--remove", "--hooks"]):
+        assert setup(tmp_path, client, "--hooks") == 0
+        assert setup(tmp_path, client, *remove) == 0
+        assert entry() is None
+        assert json.loads(hooks_file.read_text()) == {"model": "x"}
+    capsys.readouterr()
+    assert setup(tmp_path, client, "--remove") == 0
+    assert capsys.readouterr().out == f"memdex: {entry_file} has no memdex's entry; nothing to do\n"
+    hooks_file.unlink()
+    entry_file.unlink()
+    assert setup(tmp_path, client, "--remove", "--hooks") == 0  # no file is created to take nothing out of
+    assert not entry_file.exists() and not hooks_file.exists()
+
+
+def test_a_workspace_serve_would_refuse_is_refused_at_setup(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing folder (unless --create), a file, and the home folder without memory: one line, exit 2, no file
+    written; --create makes the folder with memory/ and then writes the entry."""
+    missing = tmp_path / "new-memory"
+    (tmp_path / "afile").write_text("x")
+    cases = {
+        str(missing): f"memdex: workspace {missing} does not exist; add --create to make it, or pass --workspace "
+                      "with your memory folder\n",
+        str(tmp_path / "afile"): f"memdex: workspace {tmp_path / 'afile'} is not a folder; pass --workspace with your "
+                                 "memory folder\n",
+        str(home): f"memdex: workspace {home} is your home folder and holds no MEMORY.md or memory/ (is it just the "
+                   "current folder?); pass --workspace with your memory folder, e.g. --workspace ~/agent-memory\n",
+    }
+    for workspace, error in cases.items():
+        for client in ("cursor", "claude-desktop"):
+            assert main(["setup", client, "--workspace", workspace]) == 2
+            assert capsys.readouterr().err == error
+    assert not [p for p in home.rglob("*") if p.is_file()]
+    assert main(["setup", "cursor", "--workspace", str(missing), "--create", "--dry-run"]) == 0
+    assert not missing.exists() and not (home / ".cursor").exists()  # a dry run creates nothing
+    assert main(["setup", "cursor", "--workspace", str(missing), "--create"]) == 0
+    assert (missing / "memory").is_dir()
+    assert json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["memdex"]["args"][-1] == str(missing)
+    # Taking the entry out works whatever became of the folder.
+    shutil.rmtree(missing)
+    assert main(["setup", "cursor", "--workspace", str(missing), "--remove"]) == 0
+    assert json.loads((home / ".cursor" / "mcp.json").read_text()) == {}
+
+
+JSONC = """{
+  // my servers
+  "servers": {
+    "git": {"type": "stdio", "command": "git-mcp", "args": ["--x", "a // not a comment", "b /* nor this */"],},
+  },
+  /* inputs */ "inputs": [1, 2,],
+}
+"""
+
+
+def test_vscode_jsonc_is_read_and_its_comments_are_never_dropped(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """VS Code's mcp.json may have comments and trailing commas. Such a file is read; one with comments is not
+    rewritten (the line says why and what to do); one with trailing commas only is written as JSON."""
+    path = tmp_path / "project" / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(JSONC)
+    assert setup(tmp_path, "vscode", "--scope", "project") == 2
+    assert capsys.readouterr().err == (
+        f"memdex: {path} has comments, which writing it back as JSON would lose; add the entry by hand (memdex setup "
+        "<client> --print shows it), or remove the comments and run memdex setup again\n"
+    )
+    assert path.read_text() == JSONC and not list(path.parent.glob("*.bak*"))
+    no_comments = "\n".join(line for line in JSONC.replace("/* inputs */ ", "").splitlines() if "// my" not in line)
+    path.write_text(no_comments)
+    assert setup(tmp_path, "vscode", "--scope", "project") == 0
+    data = json.loads(path.read_text())
+    assert data["servers"]["git"]["args"] == ["--x", "a // not a comment", "b /* nor this */"]
+    assert data["inputs"] == [1, 2] and data["servers"]["memdex"]["type"] == "stdio"
+    # A file with comments that already has memdex's entry is read and left as it is.
+    commented = "// mine\n" + path.read_text()
+    path.write_text(commented)
+    assert setup(tmp_path, "vscode", "--scope", "project") == 0
+    assert path.read_text() == commented
+
+
+def test_url_carries_the_bearer_token(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--auth-token with --url: the Authorization header in JSON clients; Codex's bearer_token_env_var (Codex
+    reads the token from the environment). Without --url it is refused in one line."""
+    url, token = "http://127.0.0.1:8765/mcp", "s3cret-token-of-length-32-chars!"
+    assert setup(tmp_path, "cursor", "--url", url, "--auth-token", token) == 0
+    assert json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["memdex"] == {
+        "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    assert setup(tmp_path, "vscode", "--url", url, "--auth-token", token, "--scope", "project") == 0
+    assert json.loads((tmp_path / "project" / ".vscode" / "mcp.json").read_text())["servers"]["memdex"] == {
+        "type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    assert setup(tmp_path, "codex", "--url", url, "--auth-token", token) == 0
+    assert tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["memdex"] == {
+        "url": url, "bearer_token_env_var": "MEMDEX_AUTH_TOKEN"}
+    assert "Codex sends the token from $MEMDEX_AUTH_TOKEN" in capsys.readouterr().out
+    assert setup(tmp_path, "cursor", "--auth-token", token) == 2
+    assert capsys.readouterr().err == ("memdex: --auth-token goes with --url (a server started over stdio needs no "
+                                       "token); drop it or add --url\n")

@@ -288,7 +288,7 @@ async def test_malformed_hf_uri() -> None:
 async def test_missing_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp -> ImportError
     p = LocalProvider(LocalEmbeddingSettings(model=str(Path(__file__))))  # any existing file
-    with pytest.raises(EmbeddingError, match=r"pip install 'memdex\[local\]'"):
+    with pytest.raises(EmbeddingError, match=r"pip install 'memdex-mcp\[local\]'"):
         await p.start()
 
 

@@ -67,3 +67,20 @@ def test_make_run_is_keyword_only_unless_a_provider_is_chosen(
     result = _make("run", venv, *args, **env)
     assert result.returncode == 0, result.stderr
     assert f"provider={provider} args=serve --workspace examples/workspace --transport http" in result.stdout
+
+
+def test_make_test_names_what_failed_and_runs_the_node_clients_when_node_is_there(tmp_path: Path) -> None:
+    """`make test` lists failures, errors and skips in its summary (-rfEs), and with npm on PATH installs the
+    TypeScript SDK client and the mcpb CLI as locked, as CI does, so their tests run instead of being skipped.
+    (`make -n -B`: the commands it would run, none run.)"""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDEX_", "MAKE"))}
+    with_node = subprocess.run(["make", "-n", "-B", "test", f"VENV={tmp_path / 'venv'}", "NPM=/usr/bin/npm"],
+                               cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    assert with_node.returncode == 0, with_node.stderr
+    lines = with_node.stdout.splitlines()
+    assert "npm ci --prefix tests/ts_client --no-audit --no-fund" in lines
+    assert "npm ci --prefix packaging --no-audit --no-fund" in lines
+    assert lines[-1] == f"{tmp_path / 'venv'}/bin/python -m pytest -q -rfEs"
+    without = subprocess.run(["make", "-n", "-B", "test", f"VENV={tmp_path / 'venv'}", "NPM="],
+                             cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    assert without.returncode == 0 and "npm" not in without.stdout, without.stdout + without.stderr

@@ -240,8 +240,9 @@ async def test_an_append_through_one_server_is_found_through_another_within_a_se
 async def test_stateless_replicas_answer_32_clients_spread_over_both_with_no_error(
     tmp_path: Path, pg_url: str, workspace: Path, write: Write, nowhere: Path
 ) -> None:
-    """Two stateless replicas, as behind a load balancer: 32 clients for a few seconds, each request sent
-    to either replica in turn (no session carries over), and not one error."""
+    """Two stateless replicas, as behind a load balancer: 32 clients at once, each sending 4 searches to either
+    replica in turn (no session carries over); every one answered, with a hit, and not one error. How many
+    requests a second they answer is a benchmark's business (bench/), not a pass/fail line here."""
     for n in range(40):
         write(f"memory/2026-01-{n % 28 + 1:02d}-{n}.md", f"- note {n}: the grebe count was {n * 7}\n")
     async with MemoryEngine(_settings(workspace, pg_url), background_sync=False) as primary:
@@ -252,18 +253,14 @@ async def test_stateless_replicas_answer_32_clients_spread_over_both_with_no_err
     ):
         urls = [f"http://127.0.0.1:{one}/mcp", f"http://127.0.0.1:{two}/mcp"]
         errors: list[str] = []
-        answered = 0
-        deadline = time.monotonic() + 4
+        answered = [0, 0]  # by replica
 
         async def client(n: int) -> None:
-            nonlocal answered
-            async with httpx.AsyncClient(timeout=30) as http:
-                turn = n
-                while time.monotonic() < deadline:
-                    turn += 1
+            async with httpx.AsyncClient(timeout=120) as http:
+                for turn in range(n, n + 4):
                     try:
                         hits = await _stateless_search(http, urls[turn % 2], f"grebe note {turn % 40}")
-                        answered += 1
+                        answered[turn % 2] += 1
                         if not hits:
                             errors.append(f"client {n}: no hit")
                     except Exception as exc:  # every failure counts, whatever its kind
@@ -273,7 +270,7 @@ async def test_stateless_replicas_answer_32_clients_spread_over_both_with_no_err
             for n in range(32):
                 tg.start_soon(client, n)
         assert errors == []
-        assert answered >= 64
+        assert answered == [64, 64]
 
 
 async def _stateless_search(http: httpx.AsyncClient, url: str, query: str) -> list[Any]:

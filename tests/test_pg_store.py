@@ -5,6 +5,8 @@ errors a user can act on."""
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,8 +16,9 @@ import anyio
 import psycopg
 import pytest
 from pg import check_consistent
+from psycopg.conninfo import make_conninfo
 
-from memdex.memory_core import ConfigError, MemoryEngine, StoreError, load_settings
+from memdex.memory_core import ConfigError, MemdexError, MemoryEngine, StoreError, load_settings
 from memdex.memory_core.search.keyword import keyword_candidates
 from memdex.memory_core.stores.filters import SearchFilter
 from memdex.memory_core.stores.postgres import ops as pg_store
@@ -307,3 +310,29 @@ async def test_a_repair_starts_an_empty_index_that_a_sync_refills(pg_url: str, w
         assert [h.path for h in (await engine.search("plover")).results] == ["MEMORY.md"]
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT count(*) FROM memdex_indexes").fetchone()[0] == 1  # the old one deleted
+
+
+async def test_a_failed_open_closes_the_connections_it_made(pg_url: str, workspace: Path) -> None:
+    """A role allowed one connection: the writer gets in, the read pool is refused, and opening fails with one
+    error. The writer is closed on that path (psycopg warns of a connection deleted while open otherwise, and
+    warnings fail the tests)."""
+    role, database = f"memdex_one_{os.getpid()}", f"memdex_one_db_{os.getpid()}"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 1")
+        admin.execute(f"CREATE DATABASE {database} OWNER {role}")
+    with psycopg.connect(make_conninfo(pg_url, dbname=database), autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a superuser's part; the role owns the rest
+    url = make_conninfo(pg_url, dbname=database, user=role)
+    settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": url}})
+    try:
+        with pytest.raises(MemdexError):
+            async with MemoryEngine(settings, background_sync=False):
+                pass
+        gc.collect()  # a connection left open would warn here
+        with psycopg.connect(pg_url, autocommit=True) as admin:  # and the role would still hold its one slot
+            left = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (role,)).fetchone()
+        assert left == (0,)
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+            admin.execute(f"DROP ROLE IF EXISTS {role}")

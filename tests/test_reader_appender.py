@@ -55,8 +55,16 @@ def ten_lines(write: Write) -> str:
 def test_from_and_lines_select_exactly_those_lines(workspace: Path, ten_lines: str) -> None:
     answer = excerpt(workspace, ten_lines, 3, 4)
     assert answer.text == "line 3\nline 4\nline 5\nline 6"
-    assert (answer.from_, answer.to, answer.total_lines, answer.next_from, answer.note) == (3, 6, 10, None, None)
+    assert (answer.from_, answer.to, answer.total_lines, answer.next_from, answer.note) == (3, 6, 10, 7, None)
     assert answer.path == "memory/ten.md"
+
+
+def test_next_from_continues_a_read_the_lines_limit_stopped(workspace: Path, ten_lines: str) -> None:
+    """nextFrom is null only at the end of the file: a `lines` limit that stops early leaves it set, so
+    following it in steps of 3 reads every line once."""
+    lines, answers = read_all(workspace, ten_lines, 3)
+    assert lines == [f"line {i}" for i in range(1, 11)]
+    assert [(a.from_, a.to, a.next_from) for a in answers] == [(1, 3, 4), (4, 6, 7), (7, 9, 10), (10, 10, None)]
 
 
 def test_without_lines_the_read_goes_to_the_end(workspace: Path, ten_lines: str) -> None:
@@ -74,7 +82,7 @@ def test_lines_past_the_end_are_clamped_to_the_last_line(workspace: Path, ten_li
 def test_the_excerpt_json_uses_camel_case_and_from(workspace: Path, ten_lines: str) -> None:
     data = excerpt(workspace, ten_lines, 2, 1).model_dump(by_alias=True)
     assert data == {
-        "path": "memory/ten.md", "text": "line 2", "from": 2, "to": 2, "totalLines": 10, "nextFrom": None, "note": None,
+        "path": "memory/ten.md", "text": "line 2", "from": 2, "to": 2, "totalLines": 10, "nextFrom": 3, "note": None,
     }
 
 

@@ -195,6 +195,7 @@ async def test_the_tools_filter_arguments_fill_max_results_inside_the_filter(
         ({"before": "2026-02-30"}, ["before", "'2026-02-30'"]),
         ({"after": BEFORE, "before": AFTER}, ["after", "later than before", "swap"]),
         ({"pathPrefix": "/etc"}, ["pathPrefix", "relative"]),
+        ({"pathPrefix": "../"}, ["pathPrefix '..'", "outside the workspace and holds no memory files"]),
     ],
 )
 async def test_a_bad_filter_argument_is_a_one_line_tool_error_naming_it(

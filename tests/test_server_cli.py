@@ -87,9 +87,11 @@ def test_status_is_aligned_lines_consistent_about_the_provider_and_json_on_reque
     assert _memdex("index", "--workspace", str(workspace)).returncode == 0
     rows = _rows(_memdex("status", "--workspace", str(workspace)).stdout)
     assert rows["memory files"] == "1 on disk, 1 indexed in 1 chunks"
-    assert rows["embeddings"] == "none: keyword-only search" and rows["index vectors"].startswith("none yet")
+    assert rows["embeddings"] == "none: keyword-only search"
+    assert rows["index vectors"] == "none: keyword-only search, as configured"  # no vectors are coming
     configured = _rows(_memdex("status", "--workspace", str(workspace), MEMDEX_EMBEDDING__PROVIDER="openai").stdout)
     assert configured["embeddings"].startswith("openai (fallback none)")
+    assert configured["index vectors"] == "none yet: searches are keyword-only until the index is embedded"
     info = json.loads(_memdex("status", "--workspace", str(workspace), "--json").stdout)
     assert info["filesOnDisk"] == info["filesIndexed"] == 1 and info["indexVectors"] is None
     assert info["embedding"] == {"provider": "none", "fallback": "none"}
@@ -107,3 +109,91 @@ def test_doctor_ends_with_a_verdict_and_a_matching_exit_code(tmp_path: Path, wor
     last = broken.stdout.splitlines()[-1]
     assert broken.returncode == 1 and last.startswith("PROBLEMS: 2: workspace "), broken.stdout
     assert "does not exist" in last and "no embedding provider loaded" in last
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path, workspace: Path) -> None:
+    """Latin-1, UTF-16 and UTF-8 with a byte-order mark: each one line that says what to save it as, not a
+    UnicodeDecodeError traceback or "line 1, column 1"."""
+    config = tmp_path / "memdex.toml"
+    text = '# Café notes\n[query]\nmax_results = 3\n'
+    for encoding, says in (("latin-1", "is not UTF-8 text (byte 0xe9 on line 1;"),
+                           ("utf-16", "is UTF-16 text, and TOML is UTF-8"),
+                           ("utf-8-sig", "starts with a UTF-8 byte-order mark")):
+        config.write_bytes(text.encode(encoding))
+        error = _one_line_error(_memdex("status", "--config", str(config), "--workspace", str(workspace)))
+        assert f"config file {config} {says}" in error, error
+        assert error.rstrip().endswith("save it as UTF-8 (without a byte-order mark)")
+    config.write_text(text, encoding="utf-8")
+    assert _memdex("status", "--config", str(config), "--workspace", str(workspace)).returncode == 0
+
+
+def test_version_prints_the_installed_version() -> None:
+    done = _memdex("--version")
+    assert done.returncode == 0 and re.fullmatch(r"memdex \d+\.\d+\.\d+\S*\n", done.stdout), done.stdout + done.stderr
+
+
+def test_search_filters_no_file_can_pass_are_one_line(workspace: Path) -> None:
+    """pathPrefix above the workspace (with no extra folder there) and source 'sessions' with sessions off are
+    refused like pathPrefix '/etc', not answered 'no results'."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The deploy key is ORBIT-7734.\n", encoding="utf-8")
+    base = ("search", "ORBIT-7734", "--workspace", str(workspace))
+    for prefix in ("../", "..", "../../etc"):
+        error = _one_line_error(_memdex(*base, "--path", prefix))
+        assert "is outside the workspace and holds no memory files" in error, error
+    assert "must be relative to the workspace" in _one_line_error(_memdex(*base, "--path", "/etc"))
+    error = _one_line_error(_memdex(*base, "--source", "sessions"))
+    assert "sessions are off here" in error
+    assert "ORBIT-7734" in _memdex(*base, "--source", "memory").stdout
+    # With an extra folder beside the workspace, '../' is where it is, and finds it.
+    team = workspace.parent / "team"
+    team.mkdir()
+    (team / "notes.md").write_text("- The team key is ORBIT-7734 too.\n", encoding="utf-8")
+    error = _one_line_error(_memdex(*base, MEMDEX_EXTRA_PATHS=str(team)))  # not JSON: one line, not a traceback
+    assert "a list or table in an environment variable is JSON" in error
+    found = _memdex(*base, "--path", "../", MEMDEX_EXTRA_PATHS=json.dumps([str(team)]))
+    assert found.returncode == 0 and "../team/notes.md" in found.stdout and "MEMORY.md" not in found.stdout, found
+
+
+def _core_only(tmp_path: Path) -> dict[str, str]:
+    """The environment of a Python without the `local` extra (as `uvx memdex-mcp` or `pip install memdex-mcp`
+    has it): a sitecustomize hides llama-cpp-python from imports; no API key."""
+    site = tmp_path / "core-only"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nfrom importlib.machinery import PathFinder\n\n\n"
+        "class _WithoutLocalExtra(PathFinder):\n"
+        "    @classmethod\n"
+        "    def find_spec(cls, name, path=None, target=None):\n"
+        "        return None if name.split('.')[0] == 'llama_cpp' else PathFinder.find_spec(name, path, target)\n\n\n"
+        "sys.meta_path = [_WithoutLocalExtra if f is PathFinder else f for f in sys.meta_path]\n"
+    )
+    return {"PYTHONPATH": str(site), "OPENAI_API_KEY": "", "MEMDEX_EMBEDDING__PROVIDER": "auto"}
+
+
+def test_keyword_only_is_a_supported_mode_for_status_and_doctor(tmp_path: Path, workspace: Path) -> None:
+    """The install README shows (no local model, no key) is keyword-only by design: doctor says OK and exits 0,
+    and status does not promise vectors 'until the index is embedded'. Likewise with embedding.provider none."""
+    env = _core_only(tmp_path)
+    probe = _memdex("status", "--workspace", str(workspace), "--json", **env)
+    assert probe.returncode == 0, probe.stderr
+    doctor = _memdex("doctor", "--workspace", str(workspace), **env)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert doctor.stdout.splitlines()[-1] == ("OK: keyword search ready (keyword-only: no local model installed and "
+                                              "no API key; either one adds vector search)")
+    rows = _rows(_memdex("status", "--workspace", str(workspace), **env).stdout)
+    assert rows["embeddings"].startswith("auto, which finds no provider to try, so keyword-only search (local: ")
+    assert rows["index vectors"] == "none: keyword-only search, as configured"
+    rows = _rows(_memdex("status", "--workspace", str(workspace)).stdout)  # provider none
+    assert rows["index vectors"] == "none: keyword-only search, as configured"
+    none = _memdex("doctor", "--workspace", str(workspace))
+    assert none.returncode == 0 and none.stdout.splitlines()[-1].startswith("OK: keyword search ready (keyword-only")
+
+
+def test_doctor_says_why_a_provider_failed_once(tmp_path: Path, workspace: Path) -> None:
+    """A local model that cannot be downloaded (offline) is a problem, told once, not three times."""
+    env = {"MEMDEX_EMBEDDING__PROVIDER": "local", "MEMDEX_EMBEDDING__LOCAL__MODEL": "hf:memdex/absent-GGUF/absent.gguf",
+           "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    doctor = _memdex("doctor", "--workspace", str(workspace), **env)
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert doctor.stdout.splitlines()[-1] == "PROBLEMS: 1: no embedding provider loaded (the reason is under embeddings above)"
+    assert (doctor.stdout + doctor.stderr).count("hf:memdex/absent-GGUF/absent.gguf") == 1, doctor.stdout + doctor.stderr

@@ -17,7 +17,7 @@ from helpers import free_port, stop_process
 from mcp import Client
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM]
-EXIT_WITHIN = 3.0  # seconds
+EXIT_WITHIN = 30.0  # seconds: a server that ignores the signal never exits; a busy machine may take a few
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ class ProviderChoice:
     provider: EmbeddingProvider | None
     note: str | None = None
     retryable: bool = False  # no provider, but one failed in a way that may pass (network, server)
+    tried: bool = True  # False: no provider was configured or available to try (keyword-only by choice)
 
 
 def build(name: str, settings: EmbeddingSettings) -> EmbeddingProvider:
@@ -35,7 +36,7 @@ def build(name: str, settings: EmbeddingSettings) -> EmbeddingProvider:
     return OpenAIProvider(settings.openai, settings.query_prefix or "", settings.document_prefix or "")
 
 
-def _candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
+def candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
     """Providers to try in order, and why auto-selection skipped others."""
     if settings.provider == "none":
         return [], ["embedding.provider is 'none'"]
@@ -45,7 +46,7 @@ def _candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
         if importlib.util.find_spec("llama_cpp") is not None:
             names.append("local")
         else:
-            skipped.append("local: llama-cpp-python is not installed (pip install 'memdex[local]')")
+            skipped.append("local: llama-cpp-python is not installed (pip install 'memdex-mcp[local]')")
         if settings.openai.api_key is not None or os.environ.get("OPENAI_API_KEY"):
             names.append("openai")
         else:
@@ -59,7 +60,7 @@ def _candidates(settings: EmbeddingSettings) -> tuple[list[str], list[str]]:
 
 async def open_provider(settings: EmbeddingSettings, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
     """Start the first provider that works; keyword-only (with the reasons) when none does."""
-    names, problems = _candidates(settings)
+    names, problems = candidates(settings)
     retryable = False
     for name in names:
         if name in exclude:
@@ -79,7 +80,7 @@ async def open_provider(settings: EmbeddingSettings, exclude: frozenset[str] = f
         logger.info("embeddings: %s %s (%d dims)", provider.id, provider.model, provider.dims)
         return ProviderChoice(provider, note)
     note = "keyword search only: " + ("; ".join(problems) or "no embedding provider")
-    return ProviderChoice(None, note, retryable)
+    return ProviderChoice(None, note, retryable, tried=any(name not in exclude for name in names))
 
 
 ProviderFactory = Callable[[EmbeddingSettings, frozenset[str]], Awaitable[ProviderChoice]]

@@ -33,7 +33,7 @@ from .base import l2_normalize
 
 log = logging.getLogger(__name__)
 
-MISSING_EXTRA = "local embeddings need the 'local' extra: pip install 'memdex[local]'"
+MISSING_EXTRA = "local embeddings need the 'local' extra: pip install 'memdex-mcp[local]'"
 
 #: Longest input fed to the model in tokens, whatever its training context says (bounds memory).
 MAX_INPUT_TOKENS_CAP = 8192

@@ -18,7 +18,7 @@ def index_owner(settings: Settings) -> IndexOwner:
     except ImportError as exc:
         raise ConfigError(
             f"store.backend = 'postgres' needs psycopg ({exc}); install memdex with the postgres extra: "
-            "pip install 'memdex[postgres]'"
+            "pip install 'memdex-mcp[postgres]'"
         ) from exc
     pg = store.postgres
     assert pg.url is not None  # the settings refuse postgres without a url

@@ -69,8 +69,8 @@ def excerpt(rel: str, source: str, content: str, from_line: int = 1, lines: int 
             break
         out.append(line)
         used += len(line) + 1  # the newline that joins it to the next line
-    next_from = to + 1 if to < last_wanted else None
-    if next_from and note is None:
+    next_from = to + 1 if to < total else None  # lines remain, whether the cap or the caller's ``lines`` stopped
+    if to < last_wanted and note is None:
         note = f"answer capped at {MAX_READ_LINES} lines / {MAX_READ_CHARS} characters; continue with from={next_from}"
     if not out and note is None:
         note = f"lines {from_line}-{to} hold no user or assistant messages"

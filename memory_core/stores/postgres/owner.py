@@ -100,17 +100,18 @@ class PostgresIndex:
 
         def connect() -> PgConn:
             writer = PgConn(self._connect(), self.memory)
-            try:
-                pg_store.prepare(writer)
-                pg_store.follow_live(writer)
-            except BaseException:
-                writer.raw.close()
-                raise
             pool = ConnectionPool(
                 self.url, min_size=1, max_size=self._pool_size, open=False, timeout=POOL_WAIT,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
             )  # fmt: skip
-            pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            try:
+                pg_store.prepare(writer)
+                pg_store.follow_live(writer)
+                pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            except BaseException:  # a pool the database refuses (a role's connection limit) included
+                pool.close()
+                writer.raw.close()
+                raise
             self._pool = pool
             return writer
 
@@ -121,7 +122,11 @@ class PostgresIndex:
         derived data, and a database crash that loses the last half second of them loses nothing the
         next sync does not redo from the files (the database itself stays consistent)."""
         raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-        raw.execute("SET synchronous_commit = off")
+        try:
+            raw.execute("SET synchronous_commit = off")
+        except BaseException:
+            raw.close()
+            raise
         return raw
 
     async def close(self) -> None:
@@ -259,8 +264,12 @@ class PostgresIndex:
 
         def create() -> PgConn:
             conn = PgConn(self._connect(), self.memory, fixed=True)
-            with conn.raw.transaction():
-                conn.index_id = pg_store.new_index(conn)
+            try:
+                with conn.raw.transaction():
+                    conn.index_id = pg_store.new_index(conn)
+            except BaseException:
+                conn.raw.close()
+                raise
             return conn
 
         shadow = await self._mapped(create)
