@@ -281,7 +281,8 @@ async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str,
     settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": pg_url}})
     async with MemoryEngine(settings, background_sync=False) as engine:
         await engine.sync()
-        backend = engine.index._writer.raw.info.backend_pid  # type: ignore[attr-defined]
+        killed = engine.index._writer.raw  # type: ignore[attr-defined]
+        backend = killed.info.backend_pid
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
         receipt = None
@@ -293,6 +294,8 @@ async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str,
                 continue
         assert receipt is not None
         assert [h.path for h in (await engine.search("restart")).results] == [receipt.path]
+        assert engine.index._writer.raw is not killed  # type: ignore[attr-defined]
+        assert killed.pgconn.pgconn_ptr is None  # freed by the owner, not left to the garbage collector
 
 
 async def test_a_repair_starts_an_empty_index_that_a_sync_refills(pg_url: str, workspace: Path, write: Write) -> None:

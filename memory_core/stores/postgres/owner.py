@@ -100,17 +100,18 @@ class PostgresIndex:
 
         def connect() -> PgConn:
             writer = PgConn(self._connect(), self.memory)
-            try:
-                pg_store.prepare(writer)
-                pg_store.follow_live(writer)
-            except BaseException:
-                writer.raw.close()
-                raise
             pool = ConnectionPool(
                 self.url, min_size=1, max_size=self._pool_size, open=False, timeout=POOL_WAIT,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
             )  # fmt: skip
-            pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            try:
+                pg_store.prepare(writer)
+                pg_store.follow_live(writer)
+                pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            except BaseException:
+                pool.close()
+                writer.raw.close()
+                raise
             self._pool = pool
             return writer
 
@@ -121,8 +122,18 @@ class PostgresIndex:
         derived data, and a database crash that loses the last half second of them loses nothing the
         next sync does not redo from the files (the database itself stays consistent)."""
         raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-        raw.execute("SET synchronous_commit = off")
+        try:
+            raw.execute("SET synchronous_commit = off")
+        except BaseException:
+            raw.close()
+            raise
         return raw
+
+    def _reconnect(self, writer: PgConn) -> None:
+        """Give ``writer`` a new connection in place of a broken one, freeing the old one first: psycopg's
+        ``close()`` passes over a broken connection, whose libpq half would wait for the garbage collector."""
+        writer.raw.pgconn.finish()
+        writer.raw = self._connect()
 
     async def close(self) -> None:
         pool, writer, self._pool, self._writer = self._pool, self._writer, None, None
@@ -165,8 +176,8 @@ class PostgresIndex:
             return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
 
         def run() -> T:
-            if writer.raw.broken or writer.raw.closed:  # the server restarted or the network dropped it
-                writer.raw = self._connect()
+            if writer.raw.closed:  # the server restarted or the network dropped it
+                self._reconnect(writer)
             pg_store.follow_live(writer)  # another host may have switched it; transactions look again
             return fn(writer, *args)
 
