@@ -32,8 +32,9 @@ from ..counts_cache import CountsCache
 from ..filters import SearchFilter
 from ..records import ChunkRow, Written
 from ..write_pause import WritePause
+from . import notify, schema
 from . import ops as pg_store
-from .ops import PgConn
+from .connection import PgConn, follow_live, live_index, lock_name, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +106,8 @@ class PostgresIndex:
                 kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
             )  # fmt: skip
             try:
-                pg_store.prepare(writer)
-                pg_store.follow_live(writer)
+                schema.prepare(writer)
+                follow_live(writer)
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             except BaseException:
                 pool.close()
@@ -178,7 +179,7 @@ class PostgresIndex:
         def run() -> T:
             if writer.raw.closed:  # the server restarted or the network dropped it
                 self._reconnect(writer)
-            pg_store.follow_live(writer)  # another host may have switched it; transactions look again
+            follow_live(writer)  # another host may have switched it; transactions look again
             return fn(writer, *args)
 
         async with self._pause.writing():
@@ -200,7 +201,7 @@ class PostgresIndex:
         def run() -> T:
             with pool.connection() as raw, raw.transaction():
                 conn = PgConn(raw, self.memory)
-                pg_store.follow_live(conn)
+                follow_live(conn)
                 return fn(conn, *args)
 
         return await self._mapped(run, self._read_limiter)
@@ -238,7 +239,7 @@ class PostgresIndex:
 
     def heard(self, note: psycopg.Notify, changed: Callable[[list[str] | None], None]) -> None:
         """Pass on ``note`` if it tells of another session's change to this memory."""
-        ours, paths = pg_store.parse_announcement(note.payload, self.memory)
+        ours, paths = notify.parse_announcement(note.payload, self.memory)
         writer = self._writer
         if ours and writer is not None and note.pid != writer.raw.info.backend_pid:
             self._counts.drop()
@@ -250,7 +251,7 @@ class PostgresIndex:
     async def rebuild_lock(self) -> AsyncIterator[None]:
         """Hold the memory's rebuild lock (one rebuild at a time, across every host) on a connection of
         its own; while another process rebuilds, wait without holding a thread."""
-        name = pg_store.lock_name(self.memory, "rebuild")
+        name = lock_name(self.memory, "rebuild")
         raw = await self._mapped(self._connect)
         try:
             while not await self._mapped(lambda: bool(raw.execute(_TRY_LOCK, (name,)).fetchone()[0])):
@@ -271,7 +272,7 @@ class PostgresIndex:
         def create() -> PgConn:
             conn = PgConn(self._connect(), self.memory, fixed=True)
             with conn.raw.transaction():
-                conn.index_id = pg_store.new_index(conn)
+                conn.index_id = schema.new_index(conn)
             return conn
 
         shadow = await self._mapped(create)
@@ -287,8 +288,8 @@ class PostgresIndex:
     @staticmethod
     def _drop_unless_live(shadow: PgConn) -> None:
         with shadow.raw.transaction():
-            if pg_store.live_index(shadow) != shadow.index_id:
-                pg_store.drop_index(shadow, shadow.index_id)
+            if live_index(shadow) != shadow.index_id:
+                schema.drop_index(shadow, shadow.index_id)
 
     @contextlib.asynccontextmanager
     async def writes_paused(self) -> AsyncIterator[None]:
@@ -297,7 +298,7 @@ class PostgresIndex:
         self.require_open()
         writer = self._writer
         assert writer is not None
-        name = pg_store.lock_name(self.memory, "write")
+        name = lock_name(self.memory, "write")
         async with self._pause.paused():
             # A session lock on the writer's connection: other sessions' write transactions wait for it,
             # while this connection's own transactions (the calling task's writes) still pass.
@@ -316,14 +317,14 @@ class PostgresIndex:
     def _go_live(self, live: PgConn, index_id: int | None) -> None:
         """Switch the memory to ``index_id`` (None: a new empty index) in one transaction, then delete the
         index it replaced."""
-        with pg_store.transaction(live):
+        with transaction(live):
             if index_id is None:
-                index_id = pg_store.new_index(live)
-            old = pg_store.switch_to(live, index_id)
+                index_id = schema.new_index(live)
+            old = schema.switch_to(live, index_id)
         if old != index_id:
             with live.raw.transaction():
-                pg_store.drop_index(live, old)
-        pg_store.follow_live(live)
+                schema.drop_index(live, old)
+        follow_live(live)
         self._counts.drop()
 
     async def check_integrity(self) -> bool:
@@ -380,7 +381,7 @@ class _SharedListener:
                 async with await psycopg.AsyncConnection.connect(
                     self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
                 ) as listener:
-                    await listener.execute(f"LISTEN {pg_store.CHANGES_CHANNEL}")
+                    await listener.execute(f"LISTEN {notify.CHANGES_CHANNEL}")
                     async for note in listener.notifies():
                         for index, changed in list(self.followers.items()):
                             index.heard(note, changed)
