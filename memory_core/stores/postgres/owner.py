@@ -26,12 +26,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import ClosedError, IndexBusy, StoreError
+from ...errors import IndexBusy, MemdexError, StoreError
 from ..base import StoreOps
-from ..counts_cache import CountsCache
 from ..filters import SearchFilter
+from ..owner_base import OwnerBase
 from ..records import ChunkRow, Written
-from ..write_pause import WritePause
 from . import notify, schema
 from . import ops as pg_store
 from .connection import PgConn, follow_live, live_index, lock_name, transaction
@@ -74,12 +73,14 @@ def as_store_error(exc: psycopg.Error, where: str) -> StoreError:
     return StoreError(f"the {where} failed: {str(exc).strip().splitlines()[0]}")
 
 
-class PostgresIndex:
+class PostgresIndex(OwnerBase):
     """Connections to one memory in a PostgreSQL database; its operations are :mod:`.pg_store`."""
 
     ops: StoreOps = pg_store
+    _writer: PgConn | None
 
     def __init__(self, url: str, memory: str, *, pool_size: int = 4, exact_scan_rows: int = 20_000, ef_search: int = 100) -> None:
+        super().__init__()
         self.url = url
         self.memory = memory
         self.damaged = False  # never set: a database is not a file to find corrupt
@@ -88,9 +89,6 @@ class PostgresIndex:
         self._exact_scan_rows = exact_scan_rows
         self._ef_search = ef_search
         self._pool: ConnectionPool | None = None
-        self._writer: PgConn | None = None
-        self._counts = CountsCache()
-        self._pause = WritePause()
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -151,39 +149,27 @@ class PostgresIndex:
     def vectors_loaded(self) -> bool:
         return True  # the database scans its own vectors: there is nothing to load
 
-    def require_open(self) -> None:
-        if self._writer is None:
-            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
-
-    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
-        """Run ``fn`` on a worker thread; database errors come back as memdex errors."""
-        try:
-            return await anyio.to_thread.run_sync(fn, limiter=limiter)
-        except psycopg.Error as exc:
-            raise as_store_error(exc, self._where) from exc
-        except PoolTimeout as exc:
-            raise IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry") from exc
-        except LookupError as exc:
-            raise StoreError(str(exc)) from exc
+    def _store_error(self, exc: Exception) -> MemdexError | None:
+        """Database errors, a pool that stayed busy and a memory dropped from the database as memdex errors."""
+        if isinstance(exc, psycopg.Error):
+            return as_store_error(exc, self._where)
+        if isinstance(exc, PoolTimeout):
+            return IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry")
+        if isinstance(exc, LookupError):
+            return StoreError(str(exc))
+        return None
 
     # Reads and writes ---------------------------------------------------------------------------
 
-    async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
-        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
-        self.require_open()
+    def _ready_writer(self) -> PgConn:
+        """The writer, connected again if the server restarted or the network dropped it, on the live
+        index (another host may have switched it; transactions look again)."""
         writer = self._writer
         assert writer is not None
-        if conn is not None and conn is not writer:
-            return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
-
-        def run() -> T:
-            if writer.raw.closed:  # the server restarted or the network dropped it
-                self._reconnect(writer)
-            follow_live(writer)  # another host may have switched it; transactions look again
-            return fn(writer, *args)
-
-        async with self._pause.writing():
-            return await self._mapped(run, self._write_limiter)
+        if writer.raw.closed:
+            self._reconnect(writer)
+        follow_live(writer)
+        return writer
 
     async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written:
         """``write`` for the calls that change chunks and vectors (the cached counts are dropped)."""
@@ -205,10 +191,6 @@ class PostgresIndex:
                 return fn(conn, *args)
 
         return await self._mapped(run, self._read_limiter)
-
-    async def counts(self) -> tuple[int, int]:
-        """(files, chunks), cached for a moment (see :class:`~.counts_cache.CountsCache`)."""
-        return await self._counts.get(lambda: self.read(pg_store.counts))
 
     # Vectors ------------------------------------------------------------------------------------
 
