@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 
-from ..filters import SearchFilter, log_date
+from ..filters import SearchFilter
 from ..records import (
     FILES_VERSION,
     VECTOR_PARTS,
@@ -77,11 +77,11 @@ def _insert_chunks(conn: PgConn, changes: Sequence[FileChange]) -> list[list[int
     chunks = [(change, chunk) for change in changes for chunk in change.chunks]
     rows = zip(ids, chunks, texts, doclists.lengths, doclists.blocks, strict=True)
     with conn.raw.cursor() as cur:
-        columns = "id, index_id, path, source, day, start_line, end_line, hash, text, doc_len, block"
+        columns = "id, index_id, path, source, start_line, end_line, hash, text, doc_len, block"
         with cur.copy(f"COPY memdex_chunks ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "int8", "text", "text", "date", "int4", "int4", "text", "text", "int4", "int8"])
+            copy.set_types(["int8", "int8", "text", "text", "int4", "int4", "text", "text", "int4", "int8"])
             for cid, (change, chunk), text, length, block in rows:
-                copy.write_row((cid, conn.index_id, change.path, change.source, log_date(change.path), chunk.start_line,
+                copy.write_row((cid, conn.index_id, change.path, change.source, chunk.start_line,
                                 chunk.end_line, chunk.hash, text, length, block))  # fmt: skip
     per_file, at = [], 0
     for change in changes:
@@ -284,11 +284,16 @@ def vector_search(
         if len(rows) == limit:
             return [ChunkRow(*row) for row in rows]
     condition, params = filter_condition(where)
-    allowed = "" if not filtered else f" AND v.chunk_id IN (SELECT c.id FROM memdex_chunks c WHERE c.index_id = %s AND {condition})"
+    # The filter is tested once per file, not per chunk (it reads only the path and the source, which a
+    # file's chunks share): the chunks of the allowed files come from the path index.
+    allowed = "" if not filtered else (
+        " AND v.chunk_id IN (SELECT c.id FROM memdex_chunks c WHERE c.index_id = %s AND c.path IN "
+        f"(SELECT path FROM memdex_files WHERE index_id = %s AND {condition}))"
+    )
     rows = conn.execute(
         f"SELECT {CHUNK_COLUMNS}, v.distance FROM (SELECT v.chunk_id, min(v.embedding <=> %s::vector) AS distance "
         f"FROM {table} v WHERE v.index_id = %s{allowed} GROUP BY v.chunk_id ORDER BY 2, 1 LIMIT %s) v "
         "JOIN memdex_chunks c ON c.id = v.chunk_id ORDER BY v.distance, c.id",
-        (query, conn.index_id, *((conn.index_id, *params) if filtered else ()), limit),
+        (query, conn.index_id, *((conn.index_id, conn.index_id, *params) if filtered else ()), limit),
     ).fetchall()
     return [ChunkRow(*row) for row in rows]

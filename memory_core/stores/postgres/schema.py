@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..filters import SearchFilter
+from ..filters import POSTGRES, SearchFilter
 from .connection import LOCK, PgConn, live_index
 from .notify import announce
 
@@ -124,6 +124,12 @@ DROP TABLE memdex_postings;
 DROP TABLE memdex_terms;
 """,
     ),
+    (
+        # A filter reads a daily log's date from its path, in PostgreSQL as in SQLite (filters.py): the
+        # column that held it goes, and its index with it.
+        "0003_dates_from_paths",
+        "ALTER TABLE memdex_chunks DROP COLUMN day;",
+    ),
 ]
 
 
@@ -202,24 +208,6 @@ def vector_dims(conn: PgConn, index_id: int | None = None) -> int | None:
 CHUNK_COLUMNS = "c.id, c.path, c.source, c.start_line, c.end_line, c.text"  # a ChunkRow's, of memdex_chunks c
 
 
-def filter_condition(where: SearchFilter | None) -> tuple[str, tuple[Any, ...]]:
-    """A filter as a condition over ``memdex_chunks c``: the day column holds each daily log's date."""
-    if where is None or where.empty:
-        return "true", ()
-    parts: list[str] = []
-    params: list[Any] = []
-    if where.path_prefix is not None:
-        parts.append("(c.path = %s OR (c.path >= %s AND c.path < %s))")
-        params += where.prefix_bounds()
-    if where.after is not None or where.before is not None:
-        parts.append("c.day IS NOT NULL")
-        if where.after is not None:
-            parts.append("c.day >= %s")
-            params.append(where.after)
-        if where.before is not None:
-            parts.append("c.day <= %s")
-            params.append(where.before)
-    if where.source is not None:
-        parts.append("c.source = %s")
-        params.append(where.source)
-    return " AND ".join(parts), tuple(params)
+def filter_condition(where: SearchFilter | None) -> tuple[str, tuple[str, ...]]:
+    """A filter as a condition over ``memdex_chunks`` (:meth:`~..filters.SearchFilter.sql`); ``TRUE`` for none."""
+    return (where or SearchFilter()).sql(POSTGRES)
