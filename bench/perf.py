@@ -86,7 +86,8 @@ from memdex.memory_core.index import indexer
 from memdex.memory_core.limits import MAX_CANDIDATES
 from memdex.memory_core.search.keyword import keyword_candidates
 from memdex.memory_core.stores import records
-from memdex.memory_core.stores.postgres import ops as pg_store
+from memdex.memory_core.stores.postgres import schema as pg_schema
+from memdex.memory_core.stores.postgres.connection import PgConn, live_index
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
@@ -520,12 +521,12 @@ async def _drop_memory(url: str, memory: str) -> None:
 
     def drop() -> None:
         with psycopg.connect(url, autocommit=True) as raw:
-            conn = pg_store.PgConn(raw, memory)
+            conn = PgConn(raw, memory)
             with raw.transaction():
-                live = pg_store.live_index(conn)
+                live = live_index(conn)
                 if live is not None:
                     raw.execute("DELETE FROM memdex_memories WHERE memory = %s", (memory,))
-                    pg_store.drop_index(conn, live)
+                    pg_schema.drop_index(conn, live)
 
     await anyio.to_thread.run_sync(drop)
 

@@ -97,10 +97,10 @@ def writes_held(engine: Any) -> Iterator[Callable[[], None]]:
     if settings.store.backend == "postgres":
         import psycopg
 
-        from memdex.memory_core.stores.postgres import ops as pg_store
+        from memdex.memory_core.stores.postgres.connection import lock_name
 
         conn: Any = psycopg.connect(settings.store.postgres.url.get_secret_value(), autocommit=True)
-        name = pg_store.lock_name(settings.memory_name, "write")
+        name = lock_name(settings.memory_name, "write")
         conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (name,))
         release = lambda: conn.execute("SELECT pg_advisory_unlock_all()")  # noqa: E731
     else:

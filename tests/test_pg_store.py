@@ -22,7 +22,10 @@ from memdex.memory_core import ConfigError, MemdexError, MemoryEngine, StoreErro
 from memdex.memory_core.search.keyword import keyword_candidates
 from memdex.memory_core.stores.filters import SearchFilter
 from memdex.memory_core.stores.postgres import ops as pg_store
+from memdex.memory_core.stores.postgres import postings
+from memdex.memory_core.stores.postgres import schema as pg_schema
 from memdex.memory_core.stores.postgres import tokens as fts_tokens
+from memdex.memory_core.stores.postgres.connection import PgConn, follow_live
 from memdex.memory_core.stores.records import FileChange, FileState
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite import schema
@@ -57,9 +60,9 @@ def _chunks(texts: list[str]) -> list[Chunk]:
 def pg(pg_url: str) -> Iterator[Any]:
     """A PgConn to the live index of memory 'parity' in a fresh database."""
     raw = psycopg.connect(pg_url, autocommit=True)
-    conn = pg_store.PgConn(raw, "parity")
-    pg_store.prepare(conn)
-    pg_store.follow_live(conn)
+    conn = PgConn(raw, "parity")
+    pg_schema.prepare(conn)
+    follow_live(conn)
     yield conn
     raw.close()
 
@@ -74,12 +77,12 @@ def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFil
     return [(row.path, row.start_line, row.rank) for row in rows]
 
 
-@pytest.mark.parametrize("block", [5, pg_store.BLOCK_CHUNKS])
+@pytest.mark.parametrize("block", [5, postings.BLOCK_CHUNKS])
 def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: Any, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same chunks, the same queries: the same hits in the same order with the same bm25() values,
     with filters and the rare-term shortcut, and the same term counts (phrases included), whether a
     file's chunks share their doclists' blocks with other files or not."""
-    monkeypatch.setattr(pg_store, "BLOCK_CHUNKS", block)
+    monkeypatch.setattr(postings, "BLOCK_CHUNKS", block)
     corpus = _corpus()
     lite = schema.open_index(tmp_path / "idx.sqlite")
     _fill(store, lite, corpus)
@@ -190,9 +193,9 @@ async def test_a_rebuild_keeps_answering_from_the_old_index_until_it_switches(
 def test_migrations_apply_once_each_and_are_named(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as raw:
         for memory in ("a", "b", "a"):
-            pg_store.prepare(pg_store.PgConn(raw, memory))
+            pg_schema.prepare(PgConn(raw, memory))
         names = [row[0] for row in raw.execute("SELECT name FROM memdex_migrations ORDER BY name")]
-        assert names == [name for name, _ in pg_store.MIGRATIONS]
+        assert names == [name for name, _ in pg_schema.MIGRATIONS]
         assert raw.execute("SELECT count(*) FROM memdex_memories").fetchone()[0] == 2
 
 
@@ -229,14 +232,14 @@ def test_an_index_written_before_block_doclists_ranks_the_same_after_the_migrati
     lite = schema.open_index(tmp_path / "idx.sqlite")
     _fill(store, lite, corpus)
     with psycopg.connect(pg_url, autocommit=True) as raw:
-        conn = pg_store.PgConn(raw, "before")
-        monkeypatch.setattr(pg_store, "MIGRATIONS", pg_store.MIGRATIONS[:1])
-        pg_store.prepare(conn)
-        pg_store.follow_live(conn)
+        conn = PgConn(raw, "before")
+        monkeypatch.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:1])
+        pg_schema.prepare(conn)
+        follow_live(conn)
         _write_0001_layout(conn, corpus)
         monkeypatch.undo()
-        pg_store.prepare(conn)
-        assert raw.execute("SELECT count(*) FROM memdex_migrations").fetchone()[0] == len(pg_store.MIGRATIONS)
+        pg_schema.prepare(conn)
+        assert raw.execute("SELECT count(*) FROM memdex_migrations").fetchone()[0] == len(pg_schema.MIGRATIONS)
         check_consistent(raw)
         change = FileChange("notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"][:2]))
         for ops, c in ((store, lite), (pg_store, conn)):
@@ -285,7 +288,8 @@ async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str,
     settings = load_settings(workspace=workspace, store={"backend": "postgres", "postgres": {"url": pg_url}})
     async with MemoryEngine(settings, background_sync=False) as engine:
         await engine.sync()
-        backend = engine.index._writer.raw.info.backend_pid  # type: ignore[attr-defined]
+        killed = engine.index._writer.raw  # type: ignore[attr-defined]
+        backend = killed.info.backend_pid
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
         receipt = None
@@ -297,6 +301,8 @@ async def test_the_writer_reconnects_after_its_connection_is_killed(pg_url: str,
                 continue
         assert receipt is not None
         assert [h.path for h in (await engine.search("restart")).results] == [receipt.path]
+        assert engine.index._writer.raw is not killed  # type: ignore[attr-defined]
+        assert killed.pgconn.pgconn_ptr is None  # freed by the owner, not left to the garbage collector
 
 
 async def test_a_repair_starts_an_empty_index_that_a_sync_refills(pg_url: str, workspace: Path, write: Write) -> None:

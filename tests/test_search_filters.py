@@ -15,7 +15,7 @@ from memdex.memory_core.errors import InputError
 from memdex.memory_core.search.keyword import keyword_candidates
 from memdex.memory_core.stores import records
 from memdex.memory_core.stores.filters import SearchFilter, log_date
-from memdex.memory_core.stores.records import ChunkRow, FileState, VectorDelta
+from memdex.memory_core.stores.records import ChunkRow, FileChange, FileState, VectorDelta
 from memdex.memory_core.stores.sqlite import db, schema
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite.owner import IndexDatabase
@@ -163,18 +163,40 @@ _ODD_PATHS = [
 ]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def either(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """(store operations, connection) of an empty index: SQLite's, then PostgreSQL's."""
+    if request.param == "sqlite":
+        yield store, request.getfixturevalue("conn")
+        return
+    import psycopg
+
+    from memdex.memory_core.stores.postgres import ops as pg_store
+    from memdex.memory_core.stores.postgres import schema as pg_schema
+    from memdex.memory_core.stores.postgres.connection import PgConn, follow_live
+
+    with psycopg.connect(request.getfixturevalue("pg_url"), autocommit=True) as raw:
+        pg = PgConn(raw, "filters")
+        pg_schema.prepare(pg)
+        follow_live(pg)
+        yield pg_store, pg
+
+
 @pytest.mark.parametrize(
     ("after", "before"), [("0001-01-01", None), ("2026-01-31", "2026-02-02"), (None, "2024-12-31")]
 )
-def test_the_sql_date_rule_is_the_one_temporal_decay_reads(conn: Any, after: str | None, before: str | None) -> None:
-    """The filter's SQL and :func:`log_date` (which ranking uses) agree on every odd path."""
-    for path in _ODD_PATHS:
-        _put(conn, path, ["alpha"])
+def test_the_sql_date_rule_is_the_one_temporal_decay_reads(
+    either: tuple[Any, Any], after: str | None, before: str | None
+) -> None:
+    """Each store's filter SQL and :func:`log_date` (which ranking uses) agree on every odd path."""
+    ops, conn = either
+    with ops.transaction(conn):
+        ops.replace_files(conn, [FileChange(p, "memory", FileState(p, 0, 0), [Chunk(1, 1, "alpha", p)]) for p in _ODD_PATHS])
     where = SearchFilter.parse(after=after, before=before)
     low, high = where.after or dt.date.min, where.before or dt.date.max
     expected = {path for path in _ODD_PATHS if (day := log_date(path)) is not None and low <= day <= high}
     assert expected  # the case tests something
-    assert _paths(conn, where) == expected
+    assert {row.path for row in ops.chunks_of(conn, _ODD_PATHS, 1000, where)} == expected
 
 
 # Keyword side: the limit applies after the filter ---------------------------------------------------

@@ -2,12 +2,15 @@
 
 A filter keeps daily logs of a date range, the files under a path prefix, or one source (Markdown
 memory or session transcripts). It becomes one SQL condition over the ``path`` and ``source`` columns
-of ``chunks``, so the keyword and the vector side both rank the allowed chunks only: a filtered
+of the chunks, so the keyword and the vector side both rank the allowed chunks only: a filtered
 search returns as many hits as exist, never the few survivors of an unfiltered top list.
 
 Dates are those of daily logs, a file named ``YYYY-MM-DD….md`` in a folder named ``memory``
 (:data:`DATED`, the rule temporal decay also reads); every other file is undated and is left out
-when a date bound is set.
+when a date bound is set. Both stores read the date from the path (no column holds it): a range of
+the path index finds the logs of the top ``memory/`` folder, nearly all of them, and a test of the
+last component the few in deeper ``memory`` folders. :meth:`SearchFilter.sql` writes the condition
+for either store; a :class:`Dialect` holds the little each spells its own way.
 """
 
 from __future__ import annotations
@@ -28,21 +31,50 @@ DATED = re.compile(r"(?:^|/)memory/([0-9]{4}-[0-9]{2}-[0-9]{2})[^/]*\.md\Z")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _FIRST_DAY, _LAST_DAY = dt.date.min.isoformat(), dt.date.max.isoformat()
 
-# The same rule in SQL, in few function calls per row (each costs about 0.1 µs, and a search may test
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one database spells the parts of a filter's condition that SQL does not share."""
+
+    mark: str  # a parameter's placeholder
+    top_log: str  # a path already between ``memory/<first day>`` and past ``memory/<last day>`` is a top-level daily log
+    nested_log: str  # a daily log in a deeper ``memory`` folder, dated between two parameters (first and last day)
+
+
+# SQLite: the rule in few function calls per row (each costs about 0.1 µs, and a search may test
 # every chunk). A daily log directly in the top ``memory/`` folder, nearly all of them, lies in a range
 # of the path index; ``GLOB date(d) || '*'`` holds only when ``d`` is a real date. A log in a deeper
 # ``memory`` folder (``x/memory/2026-01-31.md``) is found through its last component, which is
 # computed only for paths containing ``/memory/``.
-_TOP_LOG = (
-    "path >= ? AND path < ? AND path GLOB ('memory/' || date(substr(path, 8, 10)) || '*.md') "
-    "AND path NOT GLOB 'memory/*/*'"
-)
+_SQLITE_TOP_LOG = "path GLOB ('memory/' || date(substr(path, 8, 10)) || '*.md') AND path NOT GLOB 'memory/*/*'"
 _FOLDER = "rtrim(path, replace(path, '/', ''))"  # the path up to and including its last '/'
 _NAME = f"substr(path, length({_FOLDER}) + 1)"
-_NESTED_LOG = (
+_SQLITE_NESTED_LOG = (
     f"path GLOB '*/memory/*' AND {_FOLDER} GLOB '*/memory/' AND substr({_NAME}, 1, 10) BETWEEN ? AND ? "
     f"AND {_NAME} GLOB (date(substr({_NAME}, 1, 10)) || '*.md')"
 )
+SQLITE = Dialect("?", _SQLITE_TOP_LOG, _SQLITE_NESTED_LOG)
+
+
+def _pg_real_day(day: str) -> str:
+    """PostgreSQL: true when ``day`` (an expression) is a real date ``YYYY-MM-DD``, without the error a cast
+    of ``2026-02-30`` raises: the first of its month moved on by its day keeps that month and day."""
+    return (
+        f"CASE WHEN {day} ~ '^[0-9]{{4}}-(0[1-9]|1[0-2])-[0-9]{{2}}$' AND {day} >= '0001' THEN to_char(make_date("
+        f"substr({day}, 1, 4)::int, substr({day}, 6, 2)::int, 1) + (substr({day}, 9, 2)::int - 1), 'YYYY-MM-DD') = {day} END"
+    )
+
+
+# PostgreSQL: regular expressions; a literal % is written %% (psycopg's placeholders).
+_PG_NESTED_DAY = r"substring(path from '/memory/([0-9]{4}-[0-9]{2}-[0-9]{2})[^/]*\.md$')"
+POSTGRES = Dialect(
+    "%s",
+    # Only a day from 29 can be past its month's end: the full test runs for those alone.
+    r"path ~ '^memory/[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[^/]*\.md$' "
+    f"AND (substr(path, 16, 2) < '29' OR {_pg_real_day('substr(path, 8, 10)')})",
+    f"path LIKE '%%/memory/%%' AND {_PG_NESTED_DAY} BETWEEN %s AND %s AND {_pg_real_day(_PG_NESTED_DAY)}",
+)
+
 # Transcripts' answer paths all start with ``sessions/``: the path index narrows the source test to them.
 _IN_SESSIONS = f"path >= '{SESSIONS_PREFIX}/' AND path < '{SESSIONS_PREFIX}0'"
 
@@ -95,28 +127,30 @@ class SearchFilter:
         prefix = self.path_prefix or ""
         return [prefix, f"{prefix}/", f"{prefix}0"]
 
-    def sql(self) -> tuple[str, tuple[str, ...]]:
-        """(condition over ``path`` and ``source``, its parameters); ``"1"`` when the filter is empty.
+    def sql(self, dialect: Dialect) -> tuple[str, tuple[str, ...]]:
+        """(condition over the chunks' ``path`` and ``source``, its parameters) in ``dialect``; ``"TRUE"`` when
+        the filter is empty.
 
-        Run it against ``chunks INDEXED BY chunks_path``: every test but the source's reads the
-        index alone, and the source is read only for paths under ``sessions/``.
+        Every test but the source's reads the path alone (SQLite runs it against ``chunks INDEXED BY
+        chunks_path``: the index alone), and the source is read only for paths under ``sessions/``.
         """
+        mark = dialect.mark
         parts: list[str] = []
         params: list[str] = []
         if self.path_prefix is not None:
-            parts.append("(path = ? OR (path >= ? AND path < ?))")
+            parts.append(f"(path = {mark} OR (path >= {mark} AND path < {mark}))")
             params += self.prefix_bounds()
         if self.after is not None or self.before is not None:
             first = self.after.isoformat() if self.after else _FIRST_DAY
             last = self.before.isoformat() if self.before else _LAST_DAY
             after_last = last[:-1] + chr(ord(last[-1]) + 1)  # the first 10-character string above ``last``
-            parts.append(f"(({_TOP_LOG}) OR ({_NESTED_LOG}))")
+            parts.append(f"((path >= {mark} AND path < {mark} AND {dialect.top_log}) OR ({dialect.nested_log}))")
             params += [f"memory/{first}", f"memory/{after_last}", first, last]
         if self.source == "sessions":
             parts.append(f"({_IN_SESSIONS} AND source = 'sessions')")
         elif self.source == "memory":
             parts.append(f"(NOT ({_IN_SESSIONS}) OR source = 'memory')")
-        return " AND ".join(parts) or "1", tuple(params)
+        return " AND ".join(parts) or "TRUE", tuple(params)
 
 
 def _day(name: str, raw: str | None) -> dt.date | None:

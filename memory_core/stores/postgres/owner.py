@@ -26,14 +26,14 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import ClosedError, IndexBusy, StoreError
+from ...errors import IndexBusy, MemdexError, StoreError
 from ..base import StoreOps
-from ..counts_cache import CountsCache
 from ..filters import SearchFilter
+from ..owner_base import OwnerBase
 from ..records import ChunkRow, Written
-from ..write_pause import WritePause
+from . import notify, schema
 from . import ops as pg_store
-from .ops import PgConn
+from .connection import PgConn, follow_live, live_index, lock_name, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +73,14 @@ def as_store_error(exc: psycopg.Error, where: str) -> StoreError:
     return StoreError(f"the {where} failed: {str(exc).strip().splitlines()[0]}")
 
 
-class PostgresIndex:
+class PostgresIndex(OwnerBase):
     """Connections to one memory in a PostgreSQL database; its operations are :mod:`.pg_store`."""
 
     ops: StoreOps = pg_store
+    _writer: PgConn | None
 
     def __init__(self, url: str, memory: str, *, pool_size: int = 4, exact_scan_rows: int = 20_000, ef_search: int = 100) -> None:
+        super().__init__()
         self.url = url
         self.memory = memory
         self.damaged = False  # never set: a database is not a file to find corrupt
@@ -87,9 +89,6 @@ class PostgresIndex:
         self._exact_scan_rows = exact_scan_rows
         self._ef_search = ef_search
         self._pool: ConnectionPool | None = None
-        self._writer: PgConn | None = None
-        self._counts = CountsCache()
-        self._pause = WritePause()
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -105,8 +104,8 @@ class PostgresIndex:
                 kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
             )  # fmt: skip
             try:
-                pg_store.prepare(writer)
-                pg_store.follow_live(writer)
+                schema.prepare(writer)
+                follow_live(writer)
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             except BaseException:  # a pool the database refuses (a role's connection limit) included
                 pool.close()
@@ -129,6 +128,12 @@ class PostgresIndex:
             raise
         return raw
 
+    def _reconnect(self, writer: PgConn) -> None:
+        """Give ``writer`` a new connection in place of a broken one, freeing the old one first: psycopg's
+        ``close()`` passes over a broken connection, whose libpq half would wait for the garbage collector."""
+        writer.raw.pgconn.finish()
+        writer.raw = self._connect()
+
     async def close(self) -> None:
         pool, writer, self._pool, self._writer = self._pool, self._writer, None, None
         if pool is not None:
@@ -144,39 +149,27 @@ class PostgresIndex:
     def vectors_loaded(self) -> bool:
         return True  # the database scans its own vectors: there is nothing to load
 
-    def require_open(self) -> None:
-        if self._writer is None:
-            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
-
-    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
-        """Run ``fn`` on a worker thread; database errors come back as memdex errors."""
-        try:
-            return await anyio.to_thread.run_sync(fn, limiter=limiter)
-        except psycopg.Error as exc:
-            raise as_store_error(exc, self._where) from exc
-        except PoolTimeout as exc:
-            raise IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry") from exc
-        except LookupError as exc:
-            raise StoreError(str(exc)) from exc
+    def _store_error(self, exc: Exception) -> MemdexError | None:
+        """Database errors, a pool that stayed busy and a memory dropped from the database as memdex errors."""
+        if isinstance(exc, psycopg.Error):
+            return as_store_error(exc, self._where)
+        if isinstance(exc, PoolTimeout):
+            return IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry")
+        if isinstance(exc, LookupError):
+            return StoreError(str(exc))
+        return None
 
     # Reads and writes ---------------------------------------------------------------------------
 
-    async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
-        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
-        self.require_open()
+    def _ready_writer(self) -> PgConn:
+        """The writer, connected again if the server restarted or the network dropped it, on the live
+        index (another host may have switched it; transactions look again)."""
         writer = self._writer
         assert writer is not None
-        if conn is not None and conn is not writer:
-            return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
-
-        def run() -> T:
-            if writer.raw.broken or writer.raw.closed:  # the server restarted or the network dropped it
-                writer.raw = self._connect()
-            pg_store.follow_live(writer)  # another host may have switched it; transactions look again
-            return fn(writer, *args)
-
-        async with self._pause.writing():
-            return await self._mapped(run, self._write_limiter)
+        if writer.raw.closed:
+            self._reconnect(writer)
+        follow_live(writer)
+        return writer
 
     async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written:
         """``write`` for the calls that change chunks and vectors (the cached counts are dropped)."""
@@ -194,14 +187,10 @@ class PostgresIndex:
         def run() -> T:
             with pool.connection() as raw, raw.transaction():
                 conn = PgConn(raw, self.memory)
-                pg_store.follow_live(conn)
+                follow_live(conn)
                 return fn(conn, *args)
 
         return await self._mapped(run, self._read_limiter)
-
-    async def counts(self) -> tuple[int, int]:
-        """(files, chunks), cached for a moment (see :class:`~.counts_cache.CountsCache`)."""
-        return await self._counts.get(lambda: self.read(pg_store.counts))
 
     # Vectors ------------------------------------------------------------------------------------
 
@@ -232,7 +221,7 @@ class PostgresIndex:
 
     def heard(self, note: psycopg.Notify, changed: Callable[[list[str] | None], None]) -> None:
         """Pass on ``note`` if it tells of another session's change to this memory."""
-        ours, paths = pg_store.parse_announcement(note.payload, self.memory)
+        ours, paths = notify.parse_announcement(note.payload, self.memory)
         writer = self._writer
         if ours and writer is not None and note.pid != writer.raw.info.backend_pid:
             self._counts.drop()
@@ -244,7 +233,7 @@ class PostgresIndex:
     async def rebuild_lock(self) -> AsyncIterator[None]:
         """Hold the memory's rebuild lock (one rebuild at a time, across every host) on a connection of
         its own; while another process rebuilds, wait without holding a thread."""
-        name = pg_store.lock_name(self.memory, "rebuild")
+        name = lock_name(self.memory, "rebuild")
         raw = await self._mapped(self._connect)
         try:
             while not await self._mapped(lambda: bool(raw.execute(_TRY_LOCK, (name,)).fetchone()[0])):
@@ -266,7 +255,7 @@ class PostgresIndex:
             conn = PgConn(self._connect(), self.memory, fixed=True)
             try:
                 with conn.raw.transaction():
-                    conn.index_id = pg_store.new_index(conn)
+                    conn.index_id = schema.new_index(conn)
             except BaseException:
                 conn.raw.close()
                 raise
@@ -285,8 +274,8 @@ class PostgresIndex:
     @staticmethod
     def _drop_unless_live(shadow: PgConn) -> None:
         with shadow.raw.transaction():
-            if pg_store.live_index(shadow) != shadow.index_id:
-                pg_store.drop_index(shadow, shadow.index_id)
+            if live_index(shadow) != shadow.index_id:
+                schema.drop_index(shadow, shadow.index_id)
 
     @contextlib.asynccontextmanager
     async def writes_paused(self) -> AsyncIterator[None]:
@@ -295,7 +284,7 @@ class PostgresIndex:
         self.require_open()
         writer = self._writer
         assert writer is not None
-        name = pg_store.lock_name(self.memory, "write")
+        name = lock_name(self.memory, "write")
         async with self._pause.paused():
             # A session lock on the writer's connection: other sessions' write transactions wait for it,
             # while this connection's own transactions (the calling task's writes) still pass.
@@ -314,14 +303,14 @@ class PostgresIndex:
     def _go_live(self, live: PgConn, index_id: int | None) -> None:
         """Switch the memory to ``index_id`` (None: a new empty index) in one transaction, then delete the
         index it replaced."""
-        with pg_store.transaction(live):
+        with transaction(live):
             if index_id is None:
-                index_id = pg_store.new_index(live)
-            old = pg_store.switch_to(live, index_id)
+                index_id = schema.new_index(live)
+            old = schema.switch_to(live, index_id)
         if old != index_id:
             with live.raw.transaction():
-                pg_store.drop_index(live, old)
-        pg_store.follow_live(live)
+                schema.drop_index(live, old)
+        follow_live(live)
         self._counts.drop()
 
     async def check_integrity(self) -> bool:
@@ -378,7 +367,7 @@ class _SharedListener:
                 async with await psycopg.AsyncConnection.connect(
                     self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
                 ) as listener:
-                    await listener.execute(f"LISTEN {pg_store.CHANGES_CHANNEL}")
+                    await listener.execute(f"LISTEN {notify.CHANGES_CHANNEL}")
                     async for note in listener.notifies():
                         for index, changed in list(self.followers.items()):
                             index.heard(note, changed)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.chunking import Chunk
-from ..filters import SearchFilter
+from ..filters import SQLITE, SearchFilter
 from ..records import (
     FILES_VERSION,
     VECTOR_PARTS,
@@ -252,7 +252,7 @@ def _allowed_ids(condition: str) -> str:
 
 def _condition(where: SearchFilter | None) -> tuple[str | None, tuple[str, ...]]:
     """A filter's (condition, parameters); (None, ()) when there is nothing to filter."""
-    return (None, ()) if where is None or where.empty else where.sql()
+    return (None, ()) if where is None or where.empty else where.sql(SQLITE)
 
 
 def keyword_search(
@@ -288,7 +288,7 @@ def _ranked(conn: Any, expression: str, limit: int, where: SearchFilter | None) 
 
 def chunk_ids(conn: Any, where: SearchFilter) -> list[int]:
     """The ids of the chunks ``where`` allows (one aggregate: a row per id costs three times as much)."""
-    condition, params = where.sql()
+    condition, params = where.sql(SQLITE)
     found = conn.execute(f"SELECT json_group_array(id) FROM ({_allowed_ids(condition)})", params).fetchone()[0]
     ids: list[int] = json.loads(found)
     return ids

@@ -25,12 +25,11 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from ...errors import ClosedError, IndexBusy, IndexCorrupt, StoreError, as_memdex_error
+from ...errors import IndexBusy, IndexCorrupt, MemdexError, StoreError, as_memdex_error
 from ..base import StoreOps
-from ..counts_cache import CountsCache
 from ..filters import SearchFilter
+from ..owner_base import OwnerBase
 from ..records import VECTORS_VERSION, ChunkRow, Written
-from ..write_pause import WritePause
 from . import db, schema, swap
 from . import ops as store
 from .vector_matrix import VectorMatrix
@@ -45,26 +44,24 @@ GATE_POLL = 0.005  # seconds between tries of the write gate (held by others for
 RESET_WAIT = 30.0  # seconds a reset waits for another process's rebuild before giving up
 
 
-class IndexDatabase:
+class IndexDatabase(OwnerBase):
     """Connections to one index file, and the operations that need more than one of them: SQLite's
     :class:`~.backend.IndexOwner`, whose operations are :mod:`.store`."""
 
     ops: StoreOps = store
 
     def __init__(self, path: Path, *, read_connections: int = READ_CONNECTIONS) -> None:
+        super().__init__()
         self.path = path
         self.cache_path = schema.cache_path(path)
         self.matrix = VectorMatrix()  # the vectors in RAM for fast KNN, loaded on demand
         self.damaged = False  # an operation found the file corrupt; repair() rebuilds it
         self._read_connections = read_connections
-        self._writer: Any = None
         # (generation, idle read-only connection); deque's pop and append are atomic, so reader threads share it
         self._readers: deque[tuple[int, Any]] = deque()
         self._generation = 0  # bumped when a repair may have replaced the file under the readers
-        self._counts = CountsCache()
         self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
         self._gate_users = 0
-        self._pause = WritePause()  # one task may hold every other writer off (writes_paused)
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -136,24 +133,16 @@ class IndexDatabase:
     def vectors_loaded(self) -> bool:
         return self.matrix.loaded
 
-    def require_open(self) -> None:
-        """ClosedError unless the index is open (the one check every caller of the engine goes through)."""
-        if self._writer is None:
-            raise ClosedError("the memory engine is not running; use it inside 'async with MemoryEngine(...)'")
-
-    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
-        """Run ``fn`` on a worker thread; SQLite and OS errors come back as memdex errors."""
-        try:
-            return await anyio.to_thread.run_sync(fn, limiter=limiter)
-        except schema.NeedsReset as exc:
+    def _store_error(self, exc: Exception) -> MemdexError | None:
+        """SQLite and OS errors as memdex errors; one that says the file is damaged marks it ``damaged``."""
+        if isinstance(exc, schema.NeedsReset):
             self.damaged = True
-            raise IndexCorrupt(
-                f"the index {self.path} could not be reset ({exc}); delete it and run `memdex index`"
-            ) from exc
-        except (db.database_error(), OSError) as exc:
-            if db.is_corruption(exc):
-                self.damaged = True
-            raise (as_memdex_error(exc) or StoreError(f"the index {self.path} failed: {exc}")) from exc
+            return IndexCorrupt(f"the index {self.path} could not be reset ({exc}); delete it and run `memdex index`")
+        if not isinstance(exc, db.database_error() | OSError):
+            return None
+        if db.is_corruption(exc):
+            self.damaged = True
+        return as_memdex_error(exc) or StoreError(f"the index {self.path} failed: {exc}")
 
     async def _acquire(self, acquire: Callable[[], bool], every: float) -> None:
         """Try ``acquire()`` (a non-blocking lock of a file beside the index) every ``every`` seconds
@@ -205,14 +194,6 @@ class IndexDatabase:
 
     # Reads and writes ---------------------------------------------------------------------------
 
-    async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T:
-        """Run ``fn(connection, *args)`` on the one writer (or on ``conn``, a shadow's writer)."""
-        self.require_open()
-        if conn is not None and conn is not self._writer:
-            return await self._mapped(lambda: fn(conn, *args), self._write_limiter)
-        async with self._live_write():
-            return await self._mapped(lambda: fn(self._writer, *args), self._write_limiter)
-
     async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written:
         """``write`` for the calls that change chunks and vectors.
 
@@ -250,10 +231,6 @@ class IndexDatabase:
             return result
 
         return await self._mapped(run, self._read_limiter)
-
-    async def counts(self) -> tuple[int, int]:
-        """(files, chunks), cached for a moment (:class:`~.counts_cache.CountsCache`)."""
-        return await self._counts.get(lambda: self.read(store.counts))
 
     # Vectors ------------------------------------------------------------------------------------
 
