@@ -3,11 +3,11 @@
 A backend is two things:
 
 * :class:`StoreOps` — the operations on one connection, synchronous, each run on a worker thread
-  by the owner. A module can be one (:mod:`.store` is SQLite's): the syncer, embedder, indexer and
+  by the owner. A module can be one (:mod:`.sqlite.ops` is SQLite's): the syncer, embedder, indexer and
   searcher call them as ``index.ops.<name>`` and never see SQL.
 * :class:`IndexOwner` — the object that owns the connections (one writer, pooled readers), runs the
   operations on threads, maps database errors to memdex errors, and knows how to rebuild beside the
-  live index and switch over (:class:`~.index_db.IndexDatabase` for SQLite).
+  live index and switch over (:class:`~.sqlite.owner.IndexDatabase` for SQLite).
 
 Everything above the seam — chunking, the embedding cache's policy, fusion, snippets, the tools — is
 shared by every backend. Connections are ``Any`` here: each backend has its own.

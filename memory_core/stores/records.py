@@ -1,6 +1,6 @@
 """The records every index store keeps and returns, whatever the database behind it.
 
-A store (:mod:`.store` for SQLite) writes and reads these; the parts above it (syncer, embedder,
+A store (:mod:`.sqlite.ops` for SQLite) writes and reads these; the parts above it (syncer, embedder,
 searcher, the in-RAM vectors) only ever see these types, never a store's rows.
 """
 
