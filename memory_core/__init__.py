@@ -1,29 +1,65 @@
-"""memdex's engine: Markdown memory files -> chunks -> SQLite index -> search.
+"""memdex's engine: Markdown memory files -> chunks -> embeddings -> an index -> search.
 
-This package never imports MCP or a CLI library; ``server`` adapts it to both.
+This package never imports MCP or a CLI library; ``server`` adapts it to both, and imports only what is
+exported here (a test holds it to that). docs/architecture.md draws the parts behind these names.
 """
 
-from .config import Settings, load_settings
+from . import limits
+from .config import ServerSettings, Settings, load_settings
+from .embeddings.factory import candidates as provider_candidates
+from .embeddings.factory import open_provider
 from .engine import MemoryEngine, SyncReport
-from .errors import ClosedError, ConfigError, IndexBusy, IndexCorrupt, InputError, MemdexError, PathError, StoreError
+from .errors import (
+    ClosedError,
+    ConfigError,
+    EmbeddingError,
+    IndexBusy,
+    IndexCorrupt,
+    InputError,
+    MemdexError,
+    PathError,
+    StoreError,
+    as_memdex_error,
+)
 from .models import AppendReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
+from .stores.factory import index_owner
+from .stores.filters import SearchFilter
+from .stores.sqlite.db import driver as sqlite_driver
+from .textutil import split_lines
+from .workspace.appender import append_entry, format_entry
+from .workspace.files import MemoryFile, Workspace, check_root
 
 __all__ = [
     "AppendReceipt",
     "ClosedError",
     "ConfigError",
+    "EmbeddingError",
     "Excerpt",
     "Hit",
-    "IndexStatus",
     "IndexBusy",
     "IndexCorrupt",
+    "IndexStatus",
     "InputError",
     "MemdexError",
     "MemoryEngine",
+    "MemoryFile",
     "PathError",
     "SearchAnswer",
+    "SearchFilter",
+    "ServerSettings",
     "Settings",
     "StoreError",
     "SyncReport",
+    "Workspace",
+    "append_entry",
+    "as_memdex_error",
+    "check_root",
+    "format_entry",
+    "index_owner",
+    "limits",
     "load_settings",
+    "open_provider",
+    "provider_candidates",
+    "split_lines",
+    "sqlite_driver",
 ]

@@ -24,10 +24,8 @@ from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult, Resou
 from pydantic import AliasChoices, Field, ValidationError
 
 from memdex import prompts
-from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
-from memdex.memory_core.errors import as_memdex_error
+from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer, SearchFilter, as_memdex_error
 from memdex.memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
-from memdex.memory_core.stores.filters import SearchFilter
 
 from . import resources
 from .arguments import explain_refusal

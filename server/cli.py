@@ -15,14 +15,23 @@ from typing import Any
 
 import anyio
 
-from memdex.memory_core import ConfigError, IndexBusy, MemdexError, MemoryEngine, Settings, load_settings
-from memdex.memory_core.embeddings.factory import candidates, open_provider
-from memdex.memory_core.errors import EmbeddingError, as_memdex_error
-from memdex.memory_core.models import Hit
-from memdex.memory_core.stores.factory import index_owner
-from memdex.memory_core.stores.filters import SearchFilter
-from memdex.memory_core.stores.sqlite.db import driver
-from memdex.memory_core.workspace.files import check_root
+from memdex.memory_core import (
+    ConfigError,
+    EmbeddingError,
+    Hit,
+    IndexBusy,
+    MemdexError,
+    MemoryEngine,
+    SearchFilter,
+    Settings,
+    as_memdex_error,
+    check_root,
+    index_owner,
+    load_settings,
+    open_provider,
+    provider_candidates,
+    sqlite_driver,
+)
 
 logger = logging.getLogger("memdex")
 
@@ -248,7 +257,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
     async with MemoryEngine(settings, background_sync=False) as engine:
         status = await engine.status()
         on_disk = len(await anyio.to_thread.run_sync(engine.workspace.discover))
-    drv = driver()
+    drv = sqlite_driver()
     built = engine.built_with
     vectors = {key: built[key] for key in ("provider", "model", "dims")} if built else None
     embedding = settings.embedding
@@ -261,7 +270,7 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         }  # fmt: skip
         print(json.dumps(info, indent=2))
         return 0
-    to_try, skipped = candidates(embedding)
+    to_try, skipped = provider_candidates(embedding)
     configured = "none: keyword-only search" if embedding.provider == "none" else (
         f"{embedding.provider}, which finds no provider to try, so keyword-only search ({'; '.join(skipped)})"
         if not to_try else
@@ -294,7 +303,7 @@ def _print_rows(rows: dict[str, str]) -> None:
 async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     """Check what search needs, one line each, and end with a verdict: ``OK: …`` (exit 0) or ``PROBLEMS: N …`` (1)."""
     settings = _one_agent(settings, args.agent)
-    drv = driver()
+    drv = sqlite_driver()
     problems: list[str] = []
     try:
         if not settings.replica:  # a replica reads the database, never a folder

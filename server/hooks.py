@@ -24,12 +24,17 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from memdex import prompts
-from memdex.memory_core import Settings
-from memdex.memory_core.errors import PathError, as_memdex_error
+from memdex.memory_core import (
+    MemoryFile,
+    PathError,
+    Settings,
+    Workspace,
+    append_entry,
+    as_memdex_error,
+    format_entry,
+    split_lines,
+)
 from memdex.memory_core.limits import HOOK_CONTEXT_CHARS
-from memdex.memory_core.textutil import split_lines
-from memdex.memory_core.workspace.appender import append_entry, format_entry
-from memdex.memory_core.workspace.files import MemoryFile, Workspace
 
 EVENTS = ("session-start", "pre-compact", "stop")
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")

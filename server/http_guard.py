@@ -19,8 +19,7 @@ import logging
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memdex.memory_core import ConfigError, Settings
-from memdex.memory_core.config import ServerSettings
+from memdex.memory_core import ConfigError, ServerSettings, Settings
 from memdex.memory_core.limits import MIN_AUTH_TOKEN_CHARS
 
 logger = logging.getLogger(__name__)

@@ -178,6 +178,36 @@ def test_memory_core_has_no_import_cycle() -> None:
         visit(module, ())
 
 
+def test_server_imports_only_the_public_api() -> None:
+    """server/ and prompts/ use memory_core through what its __init__ exports (an exported module included), so
+    the public API is exactly what the adapter needs and internals can move freely."""
+    import memdex.memory_core as api
+
+    for path in [*(ROOT / "server").rglob("*.py"), *(ROOT / "prompts").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memdex.memory_core"):
+                inner = node.module.removeprefix("memdex.memory_core").lstrip(".")
+                if inner:
+                    assert inner in api.__all__, f"{path.name} imports memdex.memory_core.{inner}, not exported"
+                else:
+                    unknown = {a.name for a in node.names} - set(api.__all__)
+                    assert not unknown, f"{path.name} imports {sorted(unknown)}, which memory_core does not export"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("memdex.memory_core.") for a in node.names), path.name
+
+
+def test_the_public_api_is_sorted_and_complete() -> None:
+    """__all__ is sorted, names only what exists, and every public name of the package is in it."""
+    import memdex.memory_core as api
+
+    assert api.__all__ == sorted(api.__all__, key=lambda name: (name[0].islower(), name))
+    assert all(hasattr(api, name) for name in api.__all__)
+    public = {n for n in vars(api) if not n.startswith("_") and n not in {"annotations"}}
+    folders = {p.name for p in (ROOT / "memory_core").iterdir() if (p / "__init__.py").exists()}
+    modules = {p.stem for p in (ROOT / "memory_core").glob("*.py")}
+    assert public - folders - modules == set(api.__all__) - {"limits"}
+
+
 def test_every_package_is_in_the_wheel() -> None:
     """pyproject lists packages by hand (the folders install under memdex/): a new folder must be listed."""
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
