@@ -13,18 +13,9 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 
+from .. import records
 from ..filters import SearchFilter
-from ..records import (
-    FILES_VERSION,
-    VECTOR_PARTS,
-    VECTORS_VERSION,
-    ChunkRow,
-    ChunkVectors,
-    FileChange,
-    FileState,
-    VectorDelta,
-    vector_rows,
-)
+from ..records import ChunkRow, ChunkVectors, FileChange, FileState, VectorDelta, vector_rows
 from . import postings
 from .cache import cache_vectors as cache_vectors
 from .cache import cached_vectors as cached_vectors
@@ -103,7 +94,7 @@ def replace_files(conn: PgConn, changes: Sequence[FileChange]) -> list[tuple[lis
     rows = conn.execute("SELECT path FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, paths))
     known = [row[0] for row in rows]
     if len(known) < len(set(paths)):
-        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
+        write_meta(conn, records.FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, known) if known else {}  # a file's chunks are indexed with its row
     added = _insert_chunks(conn, changes)
     bodies = [c.text.replace("\x00", "\ufffd") if c.text is not None and c.source == "memory" else None for c in changes]
@@ -142,7 +133,7 @@ def delete_files(conn: PgConn, paths: Iterable[str]) -> list[int]:
     removed = [cid for ids in _delete_chunks(conn, paths).values() for cid in ids]
     gone = conn.execute("DELETE FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, paths))
     if gone.rowcount:
-        write_meta(conn, FILES_VERSION, secrets.token_hex(8))
+        write_meta(conn, records.FILES_VERSION, secrets.token_hex(8))
         announce(conn, paths)
     return removed
 
@@ -176,9 +167,9 @@ def counts(conn: PgConn) -> tuple[int, int]:
 
 def stamp_vectors(conn: PgConn, delta: VectorDelta) -> VectorDelta:
     """Give the index a new vector version (inside the transaction that changed the vectors)."""
-    delta.before = read_meta(conn, VECTORS_VERSION)
+    delta.before = read_meta(conn, records.VECTORS_VERSION)
     delta.after = secrets.token_hex(8)
-    write_meta(conn, VECTORS_VERSION, delta.after)
+    write_meta(conn, records.VECTORS_VERSION, delta.after)
     return delta
 
 
@@ -216,7 +207,7 @@ def insert_vectors(conn: PgConn, chunks: Sequence[ChunkVectors]) -> None:
         return
     with conn.raw.cursor() as cur, cur.copy(f"COPY memdex_vectors_{dims} (index_id, chunk_id, part, embedding) FROM STDIN") as copy:
         for row, vector in vector_rows(chunks):
-            copy.write_row((conn.index_id, row // VECTOR_PARTS, row % VECTOR_PARTS, vector_text(vector)))
+            copy.write_row((conn.index_id, row // records.VECTOR_PARTS, row % records.VECTOR_PARTS, vector_text(vector)))
 
 
 def _lacking(conn: PgConn) -> str:
@@ -272,7 +263,7 @@ def vector_search(
     table = f"memdex_vectors_{dims}"
     filtered = where is not None and not where.empty
     if not exact and not filtered and dims <= HNSW_MAX_DIMS:
-        k = limit * VECTOR_PARTS
+        k = limit * records.VECTOR_PARTS
         conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(ef_search, k))}")
         rows = conn.execute(
             f"SELECT {CHUNK_COLUMNS}, v.distance FROM (SELECT DISTINCT ON (chunk_id) chunk_id, distance FROM "

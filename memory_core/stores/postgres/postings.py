@@ -139,11 +139,7 @@ def term_counts(conn: PgConn, terms: Sequence[str]) -> dict[str, int]:
 
 
 def keyword_search(
-    conn: PgConn,
-    terms: Sequence[str],
-    limit: int,
-    where: SearchFilter | None = None,
-    counts: Mapping[str, int] | None = None,
+    conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None = None, counts: Mapping[str, int] | None = None
 ) -> list[ChunkRow]:
     """The ``limit`` best chunks by FTS5's BM25 for the OR of ``terms`` (``rank`` as ``bm25()``: negative,
     lower is better) among those ``where`` allows; ``counts`` are the terms' :func:`term_counts` if known."""

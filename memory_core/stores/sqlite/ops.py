@@ -256,11 +256,7 @@ def _condition(where: SearchFilter | None) -> tuple[str | None, tuple[str, ...]]
 
 
 def keyword_search(
-    conn: Any,
-    terms: Sequence[str],
-    limit: int,
-    where: SearchFilter | None = None,
-    counts: Mapping[str, int] | None = None,
+    conn: Any, terms: Sequence[str], limit: int, where: SearchFilter | None = None, counts: Mapping[str, int] | None = None
 ) -> list[ChunkRow]:
     """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows (FTS5 counts
     terms itself: ``counts`` is for stores that need them)."""

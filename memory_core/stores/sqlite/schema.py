@@ -30,6 +30,22 @@ logger = logging.getLogger(__name__)
 # index is rebuilt from the Markdown (its vectors come from the cache). Other migrations never need it.
 SCHEMA_VERSION = 1
 
+# The embedding cache's table: in the index until migration 0002, in its own file since (a change to it is a
+# new migration of each, never an edit here).
+_CACHE_TABLE = """
+CREATE TABLE embedding_cache (
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    last_used REAL NOT NULL,
+    PRIMARY KEY (provider, model, fingerprint, hash)
+) WITHOUT ROWID;
+CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
+"""
+
 # The index's migrations, applied once each, in order. The first is the schema of indexes from before
 # migrations were recorded (``PRAGMA user_version = 1``), which are adopted as having it.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -62,18 +78,8 @@ END;
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
-CREATE TABLE embedding_cache (
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    dims INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    last_used REAL NOT NULL,
-    PRIMARY KEY (provider, model, fingerprint, hash)
-) WITHOUT ROWID;
-CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
-""",
+"""
+        + _CACHE_TABLE,
     ),
     (
         # The cache moves to its own file, which no reset or rebuild of the index touches.
@@ -87,24 +93,7 @@ DROP TABLE main.embedding_cache;
 ]
 
 # The embedding cache file's migrations.
-CACHE_MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_embedding_cache",
-        """
-CREATE TABLE embedding_cache (
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    dims INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    last_used REAL NOT NULL,
-    PRIMARY KEY (provider, model, fingerprint, hash)
-) WITHOUT ROWID;
-CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
-""",
-    ),
-]
+CACHE_MIGRATIONS: list[tuple[str, str]] = [("0001_embedding_cache", _CACHE_TABLE)]
 
 _ADOPTED_VERSION = 1  # the user_version of an index from before migrations were recorded
 _ADOPTED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "embedding_cache"})
