@@ -48,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/embedder.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from memdex.memory_core.config import LocalEmbeddingSettings
+from memdex.memory_core.config_sections import LocalEmbeddingSettings
 from memdex.memory_core.embeddings import llama_models
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.text.chunking import chunk_markdown

@@ -80,7 +80,7 @@ from bench.perf_support import (
     wait_until,
 )
 from memdex.memory_core import MemoryEngine, Settings
-from memdex.memory_core.config import LocalEmbeddingSettings, QuerySettings
+from memdex.memory_core.config_sections import LocalEmbeddingSettings, QuerySettings
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.index import indexer
 from memdex.memory_core.limits import MAX_CANDIDATES

@@ -79,7 +79,7 @@ from bench.quality import (
     score_query,
     summarise,
 )
-from memdex.memory_core.config import LocalEmbeddingSettings
+from memdex.memory_core.config_sections import LocalEmbeddingSettings
 from memdex.memory_core.embeddings.local import LocalProvider
 from memdex.memory_core.models import Hit
 from memdex.memory_core.search.snippets import LineScorer, best_window

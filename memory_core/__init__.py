@@ -5,7 +5,8 @@ exported here (a test holds it to that). docs/architecture.md draws the parts be
 """
 
 from . import limits
-from .config import ServerSettings, Settings, load_settings
+from .config import Settings, load_settings
+from .config_sections import ServerSettings
 from .embeddings.factory import candidates as provider_candidates
 from .embeddings.factory import open_provider
 from .engine import MemoryEngine, SyncReport

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from helpers import TEST_MODEL, needs_shared
 
-from memdex.memory_core.config import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
+from memdex.memory_core.config_sections import DEFAULT_LOCAL_MODEL, LocalEmbeddingSettings
 from memdex.memory_core.embeddings import EmbeddingProvider, llama_models
 from memdex.memory_core.embeddings.local import LocalProvider, known_prefixes
 from memdex.memory_core.errors import EmbeddingError

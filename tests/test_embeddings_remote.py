@@ -20,7 +20,7 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, fake_vector
 from helpers import TEST_MODEL, free_port, llama_server, shared_reason
 
-from memdex.memory_core.config import OpenAIEmbeddingSettings
+from memdex.memory_core.config_sections import OpenAIEmbeddingSettings
 from memdex.memory_core.embeddings.base import l2_normalize
 from memdex.memory_core.embeddings.remote import OpenAIProvider, retry_after_seconds
 from memdex.memory_core.errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memdex.memory_core.config import QuerySettings
+from memdex.memory_core.config_sections import QuerySettings
 from memdex.memory_core.search import keyword
 from memdex.memory_core.search.ranking import rank_keyword
 from memdex.memory_core.search.scoring import bm25_idf

@@ -24,7 +24,7 @@ from mcp import Client
 from pg import check_consistent
 
 from memdex.memory_core import InputError, MemoryEngine, PathError, load_settings
-from memdex.memory_core.config import ChunkingSettings
+from memdex.memory_core.config_sections import ChunkingSettings
 from memdex.server.app import build_server
 
 Write = Callable[[str, str], Path]

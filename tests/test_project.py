@@ -95,7 +95,7 @@ MAY_IMPORT = {
     "search": {"base", "text", "stores", "embeddings"},
     "engine": {"base", "text", "workspace", "stores", "embeddings", "index", "search"},
 }
-BASE_ORDER = ["limits", "errors", "textutil", "config", "models"]  # within base, each imports only those before it
+BASE_ORDER = ["limits", "errors", "textutil", "config_sections", "config", "models"]  # within base, each imports only those before it
 STORES = ("stores.sqlite", "stores.postgres")
 
 

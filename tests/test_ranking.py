@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from memdex.memory_core.config import QuerySettings
+from memdex.memory_core.config_sections import QuerySettings
 from memdex.memory_core.search.ranking import decay, keyword_score, rank_hybrid, rank_keyword
 from memdex.memory_core.search.scoring import TermWeights, query_share, weigh_terms
 from memdex.memory_core.stores.records import ChunkRow

@@ -17,7 +17,7 @@ from fake_openai import FakeOpenAI, Reply, Seen
 from helpers import free_port
 
 from memdex.memory_core import ConfigError, load_settings
-from memdex.memory_core.config import RerankSettings
+from memdex.memory_core.config_sections import RerankSettings
 from memdex.memory_core.errors import RerankError
 from memdex.memory_core.limits import MAX_CANDIDATES
 from memdex.memory_core.search.rerank import Reranker, open_reranker, rerank_order

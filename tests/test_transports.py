@@ -315,7 +315,7 @@ async def test_the_host_guard_stays_on_beyond_the_sdk_loopback_names(tmp_path: P
 
 def test_the_guard_allows_loopback_the_bound_host_and_configured_names() -> None:
     """On 0.0.0.0 or ::, the defaults are the loopback names plus the bound host; a 'name:port' entry is that port only."""
-    from memdex.memory_core.config import ServerSettings
+    from memdex.memory_core.config_sections import ServerSettings
     from memdex.server.http_guard import transport_security
 
     guard = transport_security(ServerSettings(host="::", allowed_hosts=["box.lan:9000", "10.0.0.5"]))

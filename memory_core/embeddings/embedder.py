@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from ..config import EmbeddingSettings
+from ..config_sections import EmbeddingSettings
 from ..errors import EmbeddingError
 from ..stores.base import IndexOwner
 from ..stores.records import VECTOR_LAYOUT, CacheKey

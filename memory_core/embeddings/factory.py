@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ..config import EmbeddingSettings
+from ..config_sections import EmbeddingSettings
 from ..errors import EmbeddingError
 from .base import EmbeddingProvider
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from ..config import LocalEmbeddingSettings
+from ..config_sections import LocalEmbeddingSettings
 from ..errors import EmbeddingError
 from .base import l2_normalize
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from ..config import LocalEmbeddingSettings
+from ..config_sections import LocalEmbeddingSettings
 from ..errors import EmbeddingError
 from .base import fingerprint as make_fingerprint
 from .llama_models import MISSING_EXTRA, SharedModel, acquire_model, decode, groups, release_model, tokenize

@@ -25,7 +25,7 @@ import anyio
 import openai
 from openai.types import Batch
 
-from ..config import OpenAIEmbeddingSettings
+from ..config_sections import OpenAIEmbeddingSettings
 from ..errors import EmbeddingAuthError, EmbeddingError, EmbeddingQuotaError, EmbeddingTimeout
 from ..text.chunking import CHARS_PER_TOKEN, text_cost
 from .base import fingerprint

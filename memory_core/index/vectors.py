@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ..config import EmbeddingSettings
+from ..config_sections import EmbeddingSettings
 from ..embeddings.embedder import RETRY_FIRST, RETRY_MAX, Embedder
 from ..errors import EmbeddingError, MemdexError
 from ..stores.base import IndexOwner

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..config import QuerySettings
+from ..config_sections import QuerySettings
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
 from .scoring import TermWeights, bm25_share, bm25_strength, query_share, term_coverage

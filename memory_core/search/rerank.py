@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
-from ..config import RerankSettings
+from ..config_sections import RerankSettings
 from ..errors import ConfigError, RerankError
 
 logger = logging.getLogger(__name__)

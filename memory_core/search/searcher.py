@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 
-from ..config import QuerySettings, RerankSettings
+from ..config_sections import QuerySettings, RerankSettings
 from ..embeddings.base import check_vectors
 from ..embeddings.embedder import Embedder
 from ..errors import EmbeddingError, InputError, as_memdex_error

@@ -19,7 +19,7 @@ from typing import Protocol
 import anyio
 from watchfiles import Change, awatch
 
-from ..config import WatchSettings
+from ..config_sections import WatchSettings
 from .files import DAILY_DIR, Workspace
 from .spelling import Listings
 
