@@ -290,14 +290,27 @@ def reset(path: Path) -> None:
 
 
 def damaged(conn: Any) -> list[Path]:
-    """The files of ``conn`` (the index, its attached cache) that SQLite's quick check does not find sound."""
+    """The files of ``conn`` (the index, its attached cache) that SQLite's quick check does not find sound.
+
+    The check runs in one read transaction that first reads chunks_fts: FTS5 keeps the index structure it
+    last read, and its part of the quick check does not ask whether another connection has committed since
+    (a normal FTS5 query does), so a merge committed in between reads as "fts5: corruption found reading
+    blob". Reading the table first, in the same snapshot, makes FTS5 load the current structure.
+    """
     files = {row[1]: Path(row[2]) for row in conn.execute("PRAGMA database_list")}
-    return [files[name] for name in ("main", "cache") if name in files and not _sound(conn, name, files[name])]
+    conn.execute("BEGIN")
+    try:
+        return [files[name] for name in ("main", "cache") if name in files and not _sound(conn, name, files[name])]
+    finally:
+        if conn.in_transaction:  # an error may have ended it
+            conn.execute("COMMIT")
 
 
 def _sound(conn: Any, name: str, path: Path) -> bool:
     """True when the quick check of database ``name`` passes (a corrupt page raises or is listed)."""
     try:
+        if name == "main":
+            conn.execute("SELECT count(*) FROM main.chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
         rows = conn.execute(f"PRAGMA {name}.quick_check").fetchall()
     except db.database_error() as exc:
         if db.is_corruption(exc):
