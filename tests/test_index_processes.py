@@ -132,7 +132,7 @@ RACER = """
 import logging, os, sys, time
 import memdex.server.cli
 go, trials, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-said = []  # what the SQLite store warned of: "... is unusable", "emptying the damaged index ..."
+said = []  # what the SQLite store warned of: "emptying the damaged index ...", a failed quick check
 handler = logging.Handler(logging.WARNING)
 handler.emit = lambda record: said.append(record.getMessage())
 logging.getLogger("memdex.memory_core.stores.sqlite").addHandler(handler)
