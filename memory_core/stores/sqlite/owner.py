@@ -118,7 +118,7 @@ class IndexDatabase(OwnerBase):
         every = GATE_POLL if isinstance(lock, swap.WriteGate) else LOCK_POLL
         while not lock.acquire(wait=False, shared=shared):
             if time.monotonic() > deadline:
-                doing = "rebuilding" if isinstance(lock, swap.RebuildLock) else "rebuilding or repairing"
+                doing = "rebuilding or repairing" if isinstance(lock, swap.RebuildLock) else "writing or repairing"
                 raise IndexBusy(f"another memdex process is {doing} the index {self.path}; retry when it is done")
             time.sleep(every)
         try:
@@ -316,8 +316,8 @@ class IndexDatabase(OwnerBase):
         """SQLite's quick check of the index and its cache (seconds when large: for repairs and --force)."""
         try:
             damaged = await self.write(schema.damaged)
-        except StoreError:
-            damaged = {self.path: "the check failed"}
+        except StoreError as exc:
+            damaged = {self.path: str(exc)}
         for path, why in damaged.items():
             logger.info("%s failed its quick check: %s", path, why)
         ok = not damaged
