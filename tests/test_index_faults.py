@@ -286,16 +286,16 @@ def test_the_quick_check_does_not_take_another_connections_fts5_merges_for_damag
     checker, other = schema.open_index(index_path), schema.open_index(index_path)
     try:
         words = [f"w{n}" for n in range(2000)]
-        for round in range(10):
+        for turn in range(10):
             checker.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'w1'").fetchone()
             for batch in range(3):
                 with schema.transaction(other):
                     other.executemany(
                         "INSERT INTO chunks(path, start_line, end_line, hash, text) VALUES (?, 1, 1, '', ?)",
-                        ((f"r{round}b{batch}n{n}.md", " ".join(words[(n * 7 + k * 13) % 2000] for k in range(30)))
+                        ((f"r{turn}b{batch}n{n}.md", " ".join(words[(n * 7 + k * 13) % 2000] for k in range(30)))
                          for n in range(50)),
                     )  # fmt: skip
-            assert schema.damaged(checker) == {}, round
+            assert schema.damaged(checker) == {}, turn
         assert quick_check(index_path, "integrity_check") == "ok"
     finally:
         checker.close()
