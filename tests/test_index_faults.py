@@ -279,6 +279,72 @@ async def test_a_forced_sync_repairs_every_kind_of_damage(
         assert no_shadows(index_path) == [], kind
 
 
+def test_the_quick_check_does_not_take_another_connections_fts5_merges_for_damage(index_path: Path) -> None:
+    """A writer that has searched chunks_fts (every open does) checks the file after another connection, as
+    another process would, committed enough chunks to merge FTS5 segments: the check finds it sound, each
+    of ten times (FTS5 checking from the structure it read before said "corruption found reading blob")."""
+    checker, other = schema.open_index(index_path), schema.open_index(index_path)
+    try:
+        words = [f"w{n}" for n in range(2000)]
+        for turn in range(10):
+            checker.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'w1'").fetchone()
+            for batch in range(3):
+                with schema.transaction(other):
+                    other.executemany(
+                        "INSERT INTO chunks(path, start_line, end_line, hash, text) VALUES (?, 1, 1, '', ?)",
+                        ((f"r{turn}b{batch}n{n}.md", " ".join(words[(n * 7 + k * 13) % 2000] for k in range(30)))
+                         for n in range(50)),
+                    )  # fmt: skip
+            assert schema.damaged(checker) == {}, turn
+        assert quick_check(index_path, "integrity_check") == "ok"
+    finally:
+        checker.close()
+        other.close()
+
+
+async def test_an_index_that_did_not_open_is_checked_again_once_no_other_process_writes_and_kept(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An open that found the index unusable (injected once: a read that met another process's work) checks
+    it again under the write gate, held exclusively: while another process holds the gate (it writes or
+    creates the index) the check waits; then the index opens sound and is kept, nothing emptied."""
+    from memdex.memory_core.stores.sqlite import owner as index_db
+
+    fill_workspace(workspace, files=3)
+    await build(make_engine)
+    rows, real_open, opens = chunk_rows(index_path), schema.open_index, []
+
+    def open_index(path: Path, cache: Path | None = None) -> Any:
+        opens.append(path)
+        if len(opens) == 1:
+            raise schema.NeedsReset(path, "injected")
+        return real_open(path, cache)
+
+    async def use() -> None:
+        async with make_engine() as engine:
+            assert len(opens) == 2
+            assert await found(engine, NOTES[0][2]) == {NOTES[0][0]}
+
+    monkeypatch.setattr(schema, "open_index", open_index)
+    monkeypatch.setattr(index_db, "RESET_WAIT", 5.0)  # were it not to wait, the failure comes sooner
+    fd = os.open(f"{index_path}.gate", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # another open file description: as another process's write would
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(use)
+                await anyio.sleep(0.5)
+                assert len(opens) == 1, "checked again while another process held the write gate"
+                os.close(fd)
+                fd = -1
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    assert chunk_rows(index_path) == rows
+    assert not [r for r in caplog.records if "emptying" in r.getMessage()]
+
+
 async def test_a_repair_that_cannot_take_the_rebuild_lock_keeps_the_engine_usable(
     make_engine: MakeEngine, workspace: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

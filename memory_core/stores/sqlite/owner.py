@@ -18,7 +18,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,48 +73,56 @@ class IndexDatabase(OwnerBase):
         self._writer = await self._mapped(self._open_writer)
 
     def _open_writer(self) -> Any:
+        """Open (create, migrate) the index holding the write gate shared, as every write does: a reset
+        waits for it. A file that does not open is checked again, then emptied only if still unusable."""
         self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock files beside it need the folder
         swap.sweep(self.path)
         try:
-            return schema.open_index(self.path, self.cache_path)
+            with self._locked(swap.WriteGate(self.path), shared=True):
+                return schema.open_index(self.path, self.cache_path)
         except schema.NeedsReset as exc:
-            logger.warning("%s is unusable (%s)", exc.path, exc)
+            logger.info("%s did not open (%s); checking it again under the write gate", exc.path, exc)
         return self._reset()
 
     def _reset(self, *, check: bool = False) -> Any:
-        """Empty the damaged files (the index, its embedding cache, or both) in place and open the index
-        anew, under the rebuild lock (a worker thread).
+        """Open the index anew, emptying in place whichever of its files (the index, its embedding cache)
+        is still damaged, holding the rebuild lock and the write gate exclusively (a worker thread).
 
-        Another process may have reset them while this one waited for the lock: files that now open
-        (and, with ``check``, pass SQLite's quick check) are kept. While another process rebuilds, this
-        waits up to RESET_WAIT seconds, then gives up with IndexBusy (the rebuild replaces the file anyway).
+        What was seen as damage may have been another process at work: under both locks no other process
+        rebuilds, creates, migrates or writes the files, so a file that now opens (and, with ``check``,
+        passes the quick check) is sound and kept. Only one that still fails is emptied, with one warning
+        saying why. Waits up to RESET_WAIT seconds for each lock, then gives up with IndexBusy.
         """
-        lock = swap.RebuildLock(self.path)
-        deadline = time.monotonic() + RESET_WAIT
-        while not lock.acquire(wait=False):
-            if time.monotonic() > deadline:
-                raise IndexBusy(
-                    f"the index {self.path} is damaged and another memdex process is rebuilding it; "
-                    "retry when that rebuild is done"
-                )
-            time.sleep(LOCK_POLL)
-        try:
+        with self._locked(swap.RebuildLock(self.path)), self._locked(swap.WriteGate(self.path)):
             for _ in range(2):  # at most the index, then its cache, fails to open
                 try:
                     conn = schema.open_index(self.path, self.cache_path)
-                    damaged = schema.damaged(conn) if check else []
+                    damaged = schema.damaged(conn) if check else {}
                 except schema.NeedsReset as exc:
-                    damaged = [exc.path]
+                    damaged = {exc.path: str(exc)}
                 else:
                     if not damaged:
                         return conn
                     conn.close()
-                for path in damaged:
-                    what = "embedding cache: its vectors are made again" if path == self.cache_path else "index"
-                    logger.warning("emptying the damaged %s (%s)", what, path)
+                for path, why in damaged.items():
+                    what = "embedding cache (its vectors are made again)" if path == self.cache_path else "index"
+                    logger.warning("emptying the damaged %s %s: %s", what, path, why)
                     schema.reset(path)
                 check = False
             return schema.open_index(self.path, self.cache_path)
+
+    @contextlib.contextmanager
+    def _locked(self, lock: swap.FileLock, *, shared: bool = False) -> Iterator[None]:
+        """Hold ``lock`` (a worker thread), trying for up to RESET_WAIT seconds, then IndexBusy."""
+        deadline = time.monotonic() + RESET_WAIT
+        every = GATE_POLL if isinstance(lock, swap.WriteGate) else LOCK_POLL
+        while not lock.acquire(wait=False, shared=shared):
+            if time.monotonic() > deadline:
+                doing = "rebuilding or repairing" if isinstance(lock, swap.RebuildLock) else "writing or repairing"
+                raise IndexBusy(f"another memdex process is {doing} the index {self.path}; retry when it is done")
+            time.sleep(every)
+        try:
+            yield
         finally:
             lock.release()
 
@@ -307,9 +315,12 @@ class IndexDatabase(OwnerBase):
     async def check_integrity(self) -> bool:
         """SQLite's quick check of the index and its cache (seconds when large: for repairs and --force)."""
         try:
-            ok = not await self.write(schema.damaged)
-        except StoreError:
-            ok = False
+            damaged = await self.write(schema.damaged)
+        except StoreError as exc:
+            damaged = {self.path: str(exc)}
+        for path, why in damaged.items():
+            logger.info("%s failed its quick check: %s", path, why)
+        ok = not damaged
         self.damaged |= not ok
         return ok
 
@@ -327,9 +338,9 @@ class IndexDatabase(OwnerBase):
             self._generation += 1
             self._close_readers()
 
-        logger.warning("index %s is damaged; rebuilding it from the Markdown", self.path)
+        logger.info("index %s looked damaged; checking it again under the write gate", self.path)
         self.require_open()
-        async with self._live_write():
+        async with self._pause.paused():  # this process's writers wait, and its hold of the gate ends
             await self._mapped(run, self._write_limiter)
         self.matrix.reset()
         self._counts.drop()

@@ -278,21 +278,35 @@ def reset(path: Path) -> None:
     swap.remove(path)
 
 
-def damaged(conn: Any) -> list[Path]:
-    """The files of ``conn`` (the index, its attached cache) that SQLite's quick check does not find sound."""
+def damaged(conn: Any) -> dict[Path, str]:
+    """The files of ``conn`` (the index, its attached cache) that SQLite's quick check does not find sound,
+    each with what the check said.
+
+    The check runs in one read transaction that first reads chunks_fts: FTS5 keeps the index structure it
+    last read, and its part of the quick check does not ask whether another connection has committed since
+    (a normal FTS5 query does), so a merge committed in between reads as "fts5: corruption found reading
+    blob". Reading the table first, in the same snapshot, makes FTS5 load the current structure.
+    """
     files = {row[1]: Path(row[2]) for row in conn.execute("PRAGMA database_list")}
-    return [files[name] for name in ("main", "cache") if name in files and not _sound(conn, name, files[name])]
-
-
-def _sound(conn: Any, name: str, path: Path) -> bool:
-    """True when the quick check of database ``name`` passes (a corrupt page raises or is listed)."""
+    conn.execute("BEGIN")
     try:
+        found = {path: _unsound(conn, name) for name, path in files.items() if name in ("main", "cache")}
+    finally:
+        if conn.in_transaction:  # read only: ROLLBACK ends it (COMMIT would repeat FTS5's error)
+            conn.execute("ROLLBACK")
+    return {path: why for path, why in found.items() if why is not None}
+
+
+def _unsound(conn: Any, name: str) -> str | None:
+    """What the quick check of database ``name`` says is wrong (a corrupt page raises or is listed); None: sound."""
+    try:
+        if name == "main":
+            conn.execute("SELECT count(*) FROM main.chunks_fts WHERE chunks_fts MATCH 'memdex'").fetchone()
         rows = conn.execute(f"PRAGMA {name}.quick_check").fetchall()
     except db.database_error() as exc:
         if db.is_corruption(exc):
-            return False
+            return str(exc)
         raise
     if len(rows) == 1 and rows[0][0] == "ok":
-        return True
-    logger.warning("%s failed its integrity check: %s", path, "; ".join(str(r[0]) for r in rows[:3]))
-    return False
+        return None
+    return "; ".join(str(r[0]) for r in rows[:3])

@@ -5,10 +5,11 @@ backup API, as one write transaction on the live database: every connection, in 
 sees either the old index or the new one, and nothing is ever renamed or deleted under them. A
 kill at any point leaves the live index as it was, plus at most a stale shadow file.
 
-One rebuild runs at a time per index, across processes: it holds an advisory lock on
-``<index>.lock``. Its last catch-up and the install hold ``<index>.gate`` exclusively, which every
-write to the live index holds shared: no edit made by another process can fall between the two
-and be overwritten. Opening an index sweeps the shadow files that no rebuild holds any more
+One rebuild or reset runs at a time per index, across processes: it holds an advisory lock on
+``<index>.lock``. A rebuild's last catch-up and install, and a reset, hold ``<index>.gate``
+exclusively, which every write to the live index, and every open (which may create or migrate it),
+holds shared: no edit made by another process can fall between the catch-up and the install and be
+overwritten, and a reset looks at the file again when no other process is at work on it. Opening an index sweeps the shadow files that no rebuild holds any more
 (``.rebuild-*``, and the ``.tmp-*``/``.backup-*`` files earlier versions could leave behind).
 """
 
@@ -88,8 +89,8 @@ class RebuildLock(FileLock):
 
 
 class WriteGate(FileLock):
-    """``<index>.gate``: every write to the live index holds it shared; installing a rebuild holds it
-    exclusively, so that no other process writes between the rebuild's last catch-up and its install."""
+    """``<index>.gate``: every write to the live index and every open hold it shared; installing a rebuild
+    and a reset hold it exclusively, so that no other process writes meanwhile."""
 
     def __init__(self, index: Path) -> None:
         super().__init__(Path(f"{index}.gate"))
