@@ -26,7 +26,14 @@ from pydantic import AliasChoices, Field, ValidationError
 from memdex import prompts
 from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer
 from memdex.memory_core.errors import as_memdex_error
-from memdex.memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
+from memdex.memory_core.limits import (
+    MAX_ANSWER_CHARS,
+    MAX_APPEND_BYTES,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS,
+    MIN_ANSWER_CHARS,
+)
 from memdex.memory_core.stores.filters import SearchFilter
 
 from . import resources
@@ -182,7 +189,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     @per_agent
     @_tool_errors
     async def memory_search(
-        query: Annotated[str, Field(min_length=1, description="what to look for: words, a question or exact IDs")],
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for: words, a question or exact IDs"),
+        ],
         max_results: Annotated[
             int,
             Field(ge=1, le=MAX_RESULTS, validation_alias=AliasChoices("maxResults", "max_results"),
@@ -206,7 +216,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         ] = None,
         path_prefix: Annotated[
             str | None,
-            Field(validation_alias=AliasChoices("pathPrefix", "path_prefix"),
+            Field(max_length=MAX_PATH_CHARS, validation_alias=AliasChoices("pathPrefix", "path_prefix"),
                   description="only files under this folder or this file, e.g. memory/projects"),
         ] = None,
         source: Annotated[
@@ -233,7 +243,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     @per_agent
     @_tool_errors
     async def memory_get(
-        path: Annotated[str, Field(min_length=1, description="a memory file path as memory_search returned it")],
+        path: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_PATH_CHARS, description="a memory file path as memory_search returned it"),
+        ],
         from_: Annotated[
             int, Field(ge=1, validation_alias=AliasChoices("from", "from_"), description="first line to read (1-based)")
         ] = 1,
