@@ -29,6 +29,7 @@ from memdex.memory_core.errors import as_memdex_error
 from memdex.memory_core.limits import (
     MAX_ANSWER_CHARS,
     MAX_APPEND_BYTES,
+    MAX_HEADING_CHARS,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
     MAX_RESULTS,
@@ -275,7 +276,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
                 Literal["daily", "long_term"],
                 Field(description="'daily' = today's memory/YYYY-MM-DD.md; 'long_term' = MEMORY.md"),
             ] = "daily",
-            heading: Annotated[str | None, Field(description="optional '## ' heading placed above the note")] = None,
+            heading: Annotated[
+                str | None,
+                Field(description=f"optional '## ' heading placed above the note (one line, at most {MAX_HEADING_CHARS} characters)"),
+            ] = None,
             agent: Annotated[AgentName | None, agent_field] = None,
         ) -> AppendReceipt:
             return await pick(agent).append(text, target, heading)
