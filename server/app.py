@@ -36,6 +36,7 @@ from memdex.memory_core.limits import (
     MIN_ANSWER_CHARS,
 )
 from memdex.memory_core.stores.filters import SearchFilter
+from memdex.memory_core.textutil import shown
 
 from . import resources
 from .arguments import explain_refusal
@@ -305,11 +306,11 @@ def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise MCPError(INVALID_PARAMS, f"unknown timezone {name!r}; use an IANA name such as 'America/New_York'") from None
+        raise MCPError(INVALID_PARAMS, f"unknown timezone {shown(name)}; use an IANA name such as 'America/New_York'") from None
 
 
 def _date(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text.strip())
     except ValueError:
-        raise MCPError(INVALID_PARAMS, f"date must look like 2026-01-31 (got {text!r})") from None
+        raise MCPError(INVALID_PARAMS, f"date must look like 2026-01-31 (got {shown(text)})") from None

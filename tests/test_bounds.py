@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import InputError, PathError
@@ -170,3 +171,14 @@ def test_a_refused_1_mb_filter_argument_is_quoted_back_in_a_few_characters(argum
     with pytest.raises(InputError) as refused:
         SearchFilter.parse(**{argument: "x" * 1_000_000})
     assert str(refused.value).startswith(argument) and "(got 'xxx" in one_line(str(refused.value))
+
+
+@pytest.mark.parametrize("argument", ["date", "timezone"])
+async def test_a_refused_1_mb_prompt_argument_is_quoted_back_in_a_few_characters(
+    make_engine: MakeEngine, argument: str
+) -> None:
+    """memory_flush's date and timezone: the same short quote as the tools' refusals."""
+    async with connected(make_engine) as client:
+        with pytest.raises(MCPError, match="date must look like|unknown timezone") as refused:
+            await client.get_prompt("memory_flush", {argument: "x" * 1_000_000})
+    one_line(str(refused.value))
