@@ -26,7 +26,7 @@ from .models import AppendReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
-from .textutil import split_lines
+from .textutil import shown, split_lines
 from .workspace.appender import append_entry, format_entry
 from .workspace.files import MemoryFile, Workspace, check_root
 
@@ -61,6 +61,7 @@ __all__ = [
     "load_settings",
     "open_provider",
     "provider_candidates",
+    "shown",
     "split_lines",
     "sqlite_driver",
 ]

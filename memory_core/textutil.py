@@ -1,4 +1,4 @@
-"""Small text helpers shared by the chunker, the reader and the search results."""
+"""Small text helpers shared by the chunker, the reader, the search results and refusals of arguments."""
 
 from __future__ import annotations
 
@@ -28,3 +28,9 @@ def sha256_hex(data: str | bytes) -> str:
 def clip(text: str, limit: int) -> str:
     """Cut text to at most ``limit`` characters (code points, so no surrogate pair is split)."""
     return text if len(text) <= limit else text[:limit]
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a refused argument quoted back, never at its full size."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -24,8 +24,16 @@ from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult, Resou
 from pydantic import AliasChoices, Field, ValidationError
 
 from memdex import prompts
-from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer, SearchFilter, as_memdex_error
-from memdex.memory_core.limits import MAX_ANSWER_CHARS, MAX_APPEND_BYTES, MAX_RESULTS, MIN_ANSWER_CHARS
+from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer, SearchFilter, as_memdex_error, shown
+from memdex.memory_core.limits import (
+    MAX_ANSWER_CHARS,
+    MAX_APPEND_BYTES,
+    MAX_HEADING_CHARS,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS,
+    MIN_ANSWER_CHARS,
+)
 
 from . import resources
 from .arguments import explain_refusal
@@ -180,7 +188,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     @per_agent
     @_tool_errors
     async def memory_search(
-        query: Annotated[str, Field(min_length=1, description="what to look for: words, a question or exact IDs")],
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for: words, a question or exact IDs"),
+        ],
         max_results: Annotated[
             int,
             Field(ge=1, le=MAX_RESULTS, validation_alias=AliasChoices("maxResults", "max_results"),
@@ -204,7 +215,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
         ] = None,
         path_prefix: Annotated[
             str | None,
-            Field(validation_alias=AliasChoices("pathPrefix", "path_prefix"),
+            Field(max_length=MAX_PATH_CHARS, validation_alias=AliasChoices("pathPrefix", "path_prefix"),
                   description="only files under this folder or this file, e.g. memory/projects"),
         ] = None,
         source: Annotated[
@@ -231,7 +242,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     @per_agent
     @_tool_errors
     async def memory_get(
-        path: Annotated[str, Field(min_length=1, description="a memory file path as memory_search returned it")],
+        path: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_PATH_CHARS, description="a memory file path as memory_search returned it"),
+        ],
         from_: Annotated[
             int, Field(ge=1, validation_alias=AliasChoices("from", "from_"), description="first line to read (1-based)")
         ] = 1,
@@ -260,7 +274,10 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
                 Literal["daily", "long_term"],
                 Field(description="'daily' = today's memory/YYYY-MM-DD.md; 'long_term' = MEMORY.md"),
             ] = "daily",
-            heading: Annotated[str | None, Field(description="optional '## ' heading placed above the note")] = None,
+            heading: Annotated[
+                str | None,
+                Field(description=f"optional '## ' heading placed above the note (one line, at most {MAX_HEADING_CHARS} characters)"),
+            ] = None,
             agent: Annotated[AgentName | None, agent_field] = None,
         ) -> AppendReceipt:
             return await pick(agent).append(text, target, heading)
@@ -286,11 +303,11 @@ def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise MCPError(INVALID_PARAMS, f"unknown timezone {name!r}; use an IANA name such as 'America/New_York'") from None
+        raise MCPError(INVALID_PARAMS, f"unknown timezone {shown(name)}; use an IANA name such as 'America/New_York'") from None
 
 
 def _date(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text.strip())
     except ValueError:
-        raise MCPError(INVALID_PARAMS, f"date must look like 2026-01-31 (got {text!r})") from None
+        raise MCPError(INVALID_PARAMS, f"date must look like 2026-01-31 (got {shown(text)})") from None

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-_SHOWN = 40  # characters of a rejected value quoted back
+from memdex.memory_core import shown
 
 
 def explain_refusal(schema: dict[str, Any], error: ValidationError) -> str:
@@ -27,7 +27,7 @@ def explain_refusal(schema: dict[str, Any], error: ValidationError) -> str:
         elif spec is None:
             problems.append(f"{name}: {detail['msg']}")
         else:
-            problems.append(f"{name} must be {_expected(spec)} (got {_shown(detail['input'])})")
+            problems.append(f"{name} must be {_expected(spec)} (got {shown(detail['input'])})")
     return "; ".join(problems)
 
 
@@ -50,7 +50,9 @@ def _kind(spec: dict[str, Any]) -> str:
     if kind == "boolean":
         return "true or false"
     if kind == "string":
-        return "a non-empty string" if spec.get("minLength") else "a string"
+        noun = "a non-empty string" if spec.get("minLength") else "a string"
+        high = spec.get("maxLength")
+        return noun if high is None else f"{noun} of at most {high:,} characters"
     noun = {"integer": "an integer", "number": "a number"}.get(str(kind), f"a JSON {kind}")
     low, high = spec.get("minimum"), spec.get("maximum")
     if low is not None and high is not None:
@@ -60,8 +62,3 @@ def _kind(spec: dict[str, Any]) -> str:
     if high is not None:
         return f"{noun} of {high:g} or less"
     return noun
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else f"{text[: _SHOWN - 3]}..."

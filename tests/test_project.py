@@ -228,6 +228,9 @@ def test_tool_texts_state_the_limits_the_code_enforces() -> None:
     assert f"maxChars ({limits.MIN_ANSWER_CHARS}-{limits.MAX_ANSWER_CHARS} characters)" in search
     assert f"{limits.MAX_READ_LINES} lines / {limits.MAX_READ_CHARS:,} characters" in get
     assert f"at most {limits.MAX_APPEND_BYTES // 1024} KB" in append
+    assert f"a query of at most {limits.MAX_QUERY_CHARS:,} characters" in search
+    paths = f"at most {limits.MAX_PATH_CHARS:,} characters and {limits.MAX_PATH_PARTS} components"
+    assert paths in search and paths in get
 
 
 def test_tests_skipped_for_want_of_shared_say_so_and_how_to_get_it() -> None:

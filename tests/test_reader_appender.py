@@ -12,11 +12,11 @@ import pytest
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.errors import InputError, PathError
-from memdex.memory_core.limits import MAX_APPEND_BYTES, MAX_READ_CHARS, MAX_READ_LINES
+from memdex.memory_core.limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS, MAX_READ_CHARS, MAX_READ_LINES
 from memdex.memory_core.models import Excerpt
 from memdex.memory_core.textutil import split_lines
 from memdex.memory_core.workspace import appender
-from memdex.memory_core.workspace.appender import MAX_HEADING_CHARS, append_entry, format_entry
+from memdex.memory_core.workspace.appender import append_entry, format_entry
 from memdex.memory_core.workspace.files import Workspace
 from memdex.memory_core.workspace.reader import read_excerpt
 

@@ -154,6 +154,15 @@ def test_search_filters_no_file_can_pass_are_one_line(workspace: Path) -> None:
     assert found.returncode == 0 and "../team/notes.md" in found.stdout and "MEMORY.md" not in found.stdout, found
 
 
+def test_get_and_search_refuse_an_over_long_path_in_one_line(workspace: Path) -> None:
+    """A 100 KB path (quadratic work before: tens of seconds) is refused by its length, naming the limit."""
+    huge = "a/" * 50_000
+    error = _one_line_error(_memdex("get", huge, "--workspace", str(workspace)))
+    assert "path is 100,000 characters long; memory paths have at most 1,024 characters" in error, error[:300]
+    error = _one_line_error(_memdex("search", "x", "--path", huge, "--workspace", str(workspace)))
+    assert "pathPrefix is 100,000 characters long" in error, error[:300]
+
+
 def _core_only(tmp_path: Path) -> dict[str, str]:
     """The environment of a Python without the `local` extra (as `uvx memdex-mcp` or `pip install memdex-mcp`
     has it): a sitecustomize hides llama-cpp-python from imports; no API key."""

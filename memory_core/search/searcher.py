@@ -12,7 +12,7 @@ from ..config_sections import QuerySettings, RerankSettings
 from ..embeddings.base import check_vectors
 from ..embeddings.embedder import Embedder
 from ..errors import EmbeddingError, InputError, as_memdex_error
-from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_RESULTS, MIN_ANSWER_CHARS
+from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_QUERY_CHARS, MAX_RESULTS, MIN_ANSWER_CHARS
 from ..models import Explanation, IndexStatus, SearchAnswer
 from ..stores.base import IndexOwner
 from ..stores.filters import SearchFilter
@@ -94,6 +94,11 @@ class Searcher:
         explain: bool = False,
     ) -> SearchRequest:
         """The search to run, with this searcher's defaults filled in, or InputError naming a bad argument."""
+        if len(text) > MAX_QUERY_CHARS:
+            raise InputError(
+                f"query is {len(text):,} characters; memory_search takes at most {MAX_QUERY_CHARS:,} characters: "
+                "search with the key words or a short question"
+            )
         limit = self.query.max_results if max_results is None else max_results
         if not 1 <= limit <= MAX_RESULTS:
             raise InputError(f"maxResults must be between 1 and {MAX_RESULTS} (got {limit})")

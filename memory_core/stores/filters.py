@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InputError
-from ..workspace.files import SESSIONS_PREFIX
+from ..textutil import shown
+from ..workspace.files import SESSIONS_PREFIX, check_path_size
 
 Source = Literal["memory", "sessions"]
 SOURCES: tuple[Source, ...] = ("memory", "sessions")
@@ -162,19 +163,20 @@ def _day(name: str, raw: str | None) -> dt.date | None:
             return dt.date.fromisoformat(text)
     except ValueError:
         pass
-    raise InputError(f"{name} must be a date like 2026-01-31 (got {raw!r})")
+    raise InputError(f"{name} must be a date like 2026-01-31 (got {shown(raw)})")
 
 
 def _prefix(raw: str | None) -> str | None:
     """``raw`` as an answer-path prefix: no ``./``, empty or trailing ``/``; ``..`` only leading
     (extra folders outside the workspace are answered as ``../…``)."""
     text = (raw or "").strip()
+    check_path_size(text, "pathPrefix")
     if text.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", text):
-        raise InputError(f"pathPrefix must be relative to the workspace, like memory/projects/ (got {raw!r})")
+        raise InputError(f"pathPrefix must be relative to the workspace, like memory/projects/ (got {shown(raw)})")
     parts = [part for part in text.split("/") if part not in ("", ".")]
     climbs = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
     if ".." in parts[climbs:]:
-        raise InputError(f"pathPrefix may not contain '..' after a folder name, like memory/projects/ (got {raw!r})")
+        raise InputError(f"pathPrefix may not contain '..' after a folder name, like memory/projects/ (got {shown(raw)})")
     return "/".join(parts) or None
 
 
@@ -183,5 +185,5 @@ def _source(raw: str | None) -> Source | None:
     if not text:
         return None
     if text not in SOURCES:
-        raise InputError(f"source must be 'memory' or 'sessions' (got {raw!r})")
+        raise InputError(f"source must be 'memory' or 'sessions' (got {shown(raw)})")
     return text

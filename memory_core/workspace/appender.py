@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import InputError
-from ..limits import MAX_APPEND_BYTES
+from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
 from ..textutil import split_lines
 from .memory_file import MemoryFile
@@ -33,7 +33,6 @@ try:
 except ImportError:  # Windows: the thread lock alone serialises writers in this process
     fcntl = None  # type: ignore[assignment]
 
-MAX_HEADING_CHARS = 200
 RECENT_ENTRIES = 3
 TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
 _BLOCK = 1 << 20

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, PathError
+from ..limits import MAX_PATH_CHARS, MAX_PATH_PARTS
 from .memory_file import MemoryFile, real_dir, refusal, regular_file
 from .spelling import Listings, aliases_in, as_listed, listed_name, listed_path
 
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "DAILY_DIR", "LONG_TERM_NAMES", "ROOT_NAMES", "SESSIONS_PREFIX", "SKIPPED_DIRS", "TRANSCRIPT_SUFFIX",
-    "MemoryFile", "Workspace", "answer_path", "check_root",
+    "MemoryFile", "Workspace", "answer_path", "check_path_size", "check_root",
 ]
 
 LONG_TERM_NAMES = ("MEMORY.md", "memory.md")
@@ -46,13 +47,33 @@ SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 ROOT_NAMES = (*LONG_TERM_NAMES, DAILY_DIR)  # the only names the memory files take at the workspace root
 
 
+def check_path_size(text: str, name: str = "path") -> None:
+    """PathError when the path argument ``name`` is longer or deeper than a memory file's path can be.
+
+    Checked before anything else reads the path, so the work it costs is bounded by these limits.
+    """
+    if len(text) > MAX_PATH_CHARS:
+        raise PathError(
+            f"{name} is {len(text):,} characters long; memory paths have at most {MAX_PATH_CHARS:,} characters: "
+            "pass a path exactly as memory_search returned it"
+        )
+    parts = sum(1 for part in text.replace("\\", "/").split("/") if part)
+    if parts > MAX_PATH_PARTS:
+        raise PathError(
+            f"{name} has {parts:,} components (folders and file name); memory paths have at most {MAX_PATH_PARTS}: "
+            "pass a path exactly as memory_search returned it"
+        )
+
+
 def _spelled(raw: str) -> str:
-    """A caller's path, trimmed and with ``/`` separators; PathError when it is empty or holds a NUL."""
+    """A caller's path, trimmed and with ``/`` separators; PathError when it is empty, too long or holds a NUL."""
     if not isinstance(raw, str) or not raw.strip():
         raise PathError("path is empty: pass a path exactly as memory_search returned it, e.g. 'MEMORY.md'")
-    if "\x00" in raw:
+    text = raw.strip()
+    check_path_size(text)
+    if "\x00" in text:
         raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
-    return raw.strip().replace("\\", "/")
+    return text.replace("\\", "/")
 
 
 def answer_path(raw: str) -> str:

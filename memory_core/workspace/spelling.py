@@ -50,10 +50,15 @@ def listed_name(folder: Path, name: str, among: Sequence[str] | None = None, lis
     ``among`` that does, else ``name`` (also when it opens nothing). ``listings`` may hold the
     folder's listing already.
     """
+    return _listed(folder, name, among, listings) or name
+
+
+def _listed(folder: Path, name: str, among: Sequence[str] | None, listings: Listings | None) -> str | None:
+    """:func:`listed_name`, or None when ``name`` opens nothing in ``folder``."""
     try:
         wanted = os.lstat(folder / name)
     except OSError:
-        return name
+        return None
     if (among is None or name in among) and not _may_be_spelled_otherwise(folder, name, wanted):
         return name
     key = _fold(name)
@@ -78,9 +83,16 @@ def _may_be_spelled_otherwise(folder: Path, name: str, wanted: os.stat_result) -
 
 
 def as_listed(base: Path, parts: Sequence[str], listings: Listings | None = None) -> Path:
-    """``base`` joined with ``parts``, each spelled as its folder lists it."""
-    for part in parts:
-        base = base / listed_name(base, part, listings=listings)
+    """``base`` joined with ``parts``, each spelled as its folder lists it.
+
+    Below the first part that does not exist nothing does, so the rest is joined as given, at once:
+    spelling each would cost a path as long as the whole, for each of them (quadratic in the parts).
+    """
+    for i, part in enumerate(parts):
+        listed = _listed(base, part, None, listings)
+        if listed is None:
+            return base.joinpath(*parts[i:])
+        base = base / listed
     return base
 
 
