@@ -1,0 +1,93 @@
+"""PostgreSQL down and back: calls answer with an error within seconds instead of waiting for the pool's
+timeout, and the index is usable again within seconds of the server's return however long it was away.
+A real server of this module's own, stopped with ``pg_ctl stop -m fast`` and started again on the same
+folder."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from helpers import eventually
+from pg import PgServer
+
+from memdex.memory_core import MemoryEngine, StoreError, load_settings
+
+Write = Callable[[str, str], Path]
+
+CALL_BOUND = 10.0  # seconds an answer may take while the database is down (the pool used to wait 30 s)
+
+
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[PgServer]:
+    """A server these tests may stop without disturbing the session's."""
+    server = PgServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def url(own_server: PgServer) -> Iterator[str]:
+    with own_server.database() as database:
+        yield database
+
+
+def _settings(folder: Path, url: str, **postgres: Any) -> Any:
+    return load_settings(workspace=folder, store={"backend": "postgres", "postgres": {"url": url, **postgres}})
+
+
+async def _timed(call: Any) -> tuple[float, BaseException | None]:
+    started = time.monotonic()
+    try:
+        await call
+    except StoreError as exc:
+        return time.monotonic() - started, exc
+    return time.monotonic() - started, None
+
+
+async def test_calls_fail_within_seconds_while_the_database_is_down(
+    own_server: PgServer, url: str, workspace: Path, write: Write
+) -> None:
+    """Every search and append during an outage answers within CALL_BOUND with one line (reads come from
+    the files and still work): no call waits for the pool's timeout."""
+    write("MEMORY.md", "# Memory\n\n- The deploy key is ORBIT-7734.\n")
+    async with MemoryEngine(_settings(workspace, url), background_sync=False) as engine:
+        await engine.sync()
+        with own_server.outage():
+            down_at = time.monotonic()
+            answers = []
+            while time.monotonic() - down_at < 8:
+                for call in (engine.search("ORBIT-7734"), engine.append("noted while the database is down")):
+                    answers.append(await _timed(call))
+                assert (await engine.read("MEMORY.md")).total_lines == 3
+                await anyio.sleep(0.2)
+    slowest = max(seconds for seconds, _ in answers)
+    assert slowest < CALL_BOUND, answers
+    assert all(isinstance(error, StoreError) for _, error in answers), answers
+    assert all("\n" not in str(error) for _, error in answers)
+    assert "saved to memory/" in str(answers[1][1])  # the append's note is on disk all the same
+
+
+async def test_searches_and_appends_work_within_seconds_of_the_database_returning(
+    own_server: PgServer, url: str, workspace: Path, write: Write
+) -> None:
+    """After 17 s away the database is used again within seconds of its return, by a search and by the
+    first append: the pool's reconnect backoff after 17 s of failures is past 10 s (a pool of one, so no
+    spare slot connects at once), and the writer's session died with the old server."""
+    write("MEMORY.md", "# Memory\n\n- The deploy key is ORBIT-7734.\n")
+    async with MemoryEngine(_settings(workspace, url, pool_size=1), background_sync=False) as engine:
+        await engine.sync()
+        with own_server.outage():
+            assert (await _timed(engine.search("ORBIT-7734")))[1] is not None
+            await anyio.sleep(17)
+
+        async def search_works() -> bool:
+            return (await _timed(engine.search("ORBIT-7734")))[1] is None
+
+        assert await eventually(search_works, "a search after the restart", timeout=60) < 6
+        assert (await _timed(engine.append("noted after the restart")))[1] is None
+        assert [hit.path for hit in (await engine.search("restart")).results] == [f"memory/{engine.today()}.md"]
