@@ -1,10 +1,12 @@
 """PostgreSQL down and back: calls answer with an error within seconds instead of waiting for the pool's
-timeout, and the index is usable again within seconds of the server's return however long it was away.
-A real server of this module's own, stopped with ``pg_ctl stop -m fast`` and started again on the same
-folder."""
+timeout, the index is usable again within seconds of the server's return however long it was away, a
+note saved during the outage reaches the other hosts without a search on its own host, and the log of
+the outage has one line per failure, no tracebacks. A real server of this module's own, stopped with
+``pg_ctl stop -m fast`` and started again on the same folder."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -91,3 +93,37 @@ async def test_searches_and_appends_work_within_seconds_of_the_database_returnin
         assert await eventually(search_works, "a search after the restart", timeout=60) < 6
         assert (await _timed(engine.append("noted after the restart")))[1] is None
         assert [hit.path for hit in (await engine.search("restart")).results] == [f"memory/{engine.today()}.md"]
+
+
+async def test_a_note_saved_during_an_outage_reaches_the_other_hosts_when_the_database_returns(
+    own_server: PgServer, url: str, workspace: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Host A (watching its files) saves a note while the database is down; once it is back, a replica
+    finds the note with no search or sync on A, and A's log of the outage holds no traceback."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- first note\n")
+    replica_folder = tmp_path / "replica"
+    replica_folder.mkdir()
+    async with (
+        MemoryEngine(_settings(workspace, url)) as host,
+        MemoryEngine(_settings(replica_folder, url, replica=True), background_sync=False) as replica,
+    ):
+        await host.sync()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="memdex"), own_server.outage():
+            with pytest.raises(StoreError, match="saved to .* do not append it again"):
+                await host.append("the heron census moved to Thursday")
+            await eventually(lambda: _logged(caplog, "changed file"), "the watcher's failed re-index, logged")
+
+        async def replica_finds_it() -> bool:
+            try:
+                return bool((await replica.search("heron census")).results)
+            except StoreError:
+                return False
+
+        assert await eventually(replica_finds_it, "the note, on the replica", timeout=30) < 15
+    tracebacks = [r for r in caplog.records if r.exc_info and r.name.startswith("memdex")]
+    assert not tracebacks, [r.getMessage() for r in tracebacks]
+
+
+async def _logged(caplog: pytest.LogCaptureFixture, words: str) -> bool:
+    return any(words in record.getMessage() for record in caplog.records)
