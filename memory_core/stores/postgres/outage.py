@@ -1,6 +1,6 @@
 """Knowing that the database is down: once a call finds it unreachable, calls fail at once with one line
-instead of each waiting for a timeout, one call a second still tries it, and the owner's probe
-(:meth:`~.owner.PostgresIndex.follow`) notices its return within a second. An outage logs one line when
+instead of each waiting for a timeout (one a second first tries a new connection), and the owner's
+probe (:meth:`~.owner.PostgresIndex.follow`) notices its return within a second. An outage logs one line when
 it starts and one when it ends."""
 
 from __future__ import annotations
@@ -45,17 +45,21 @@ class Outage:
     def down(self) -> bool:
         return self.since is not None
 
-    def refuse(self) -> None:
-        """StoreError at once while the database is known down, except for one call a PROBE_EVERY, which tries it."""
-        if self.since is None:
-            return
+    def due(self) -> bool:
+        """While the database is known down: True once a PROBE_EVERY (the caller tries it), False otherwise."""
         now = time.monotonic()
         if now < self._next_try:
-            raise StoreError(
-                f"cannot reach the {self.where} (unreachable for {now - self.since:.0f} s: {self._reason}); "
-                f"memdex tries it every {PROBE_EVERY:.0f} s, retry shortly"
-            )
+            return False
         self._next_try = now + PROBE_EVERY
+        return True
+
+    def error(self) -> StoreError:
+        """What a call gets while the database is known down."""
+        down_for = time.monotonic() - (self.since or time.monotonic())
+        return StoreError(
+            f"cannot reach the {self.where} (unreachable for {down_for:.0f} s: {self._reason}); "
+            f"memdex tries it every {PROBE_EVERY:.0f} s, retry shortly"
+        )
 
     def lost(self, exc: BaseException) -> None:
         """A call found the database unreachable (``exc``); the first such call of an outage logs it."""

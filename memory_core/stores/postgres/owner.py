@@ -170,18 +170,19 @@ class PostgresIndex(OwnerBase):
         return None
 
     async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
-        """``OwnerBase._mapped``, failing at once while the database is known down (:class:`.Outage`)."""
-        self._outage.refuse()
+        """``OwnerBase._mapped``, failing at once while the database is known down (:class:`.Outage`): one
+        call a second first tries a new connection, and goes on if the database answers again."""
+        if self._outage.down:
+            if not (self._outage.due() and await self._answers()):
+                raise self._outage.error()
+            await self._back()
         try:
-            result = await super()._mapped(fn, limiter)
+            return await super()._mapped(fn, limiter)
         except MemdexError as error:
             cause = error.__cause__  # a lost session may be this one's alone (pg_terminate_backend): ask the database
             if unreachable(cause) and (isinstance(cause, PoolTimeout) or not await self._answers()):
                 self._outage.lost(cause)
             raise
-        if self._outage.down:
-            await self._back()
-        return result
 
     async def _back(self) -> None:
         """The database answers again: renew the connections its restart may have dropped."""
