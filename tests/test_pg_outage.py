@@ -1,7 +1,8 @@
 """PostgreSQL down and back: calls answer with an error within seconds instead of waiting for the pool's
 timeout, the index is usable again within seconds of the server's return however long it was away, a
 note saved during the outage reaches the other hosts without a search on its own host, and the log of
-the outage has one line per failure, no tracebacks. A real server of this module's own, stopped with
+the outage has one line per failure, no tracebacks; one killed session is no outage. A real server of
+this module's own, stopped with
 ``pg_ctl stop -m fast`` and started again on the same folder."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 from helpers import eventually
 from pg import PgServer
@@ -127,3 +129,32 @@ async def test_a_note_saved_during_an_outage_reaches_the_other_hosts_when_the_da
 
 async def _logged(caplog: pytest.LogCaptureFixture, words: str) -> bool:
     return any(words in record.getMessage() for record in caplog.records)
+
+
+async def test_a_killed_listener_session_is_not_an_outage(
+    url: str, workspace: Path, write: Write, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The change listener's session alone ends (pg_terminate_backend): it connects again at once, and as
+    that works, no outage is declared or logged, and calls go on."""
+    write("MEMORY.md", "# Memory\n\n- The deploy key is ORBIT-7734.\n")
+
+    def listeners() -> list[int]:
+        with psycopg.connect(url, autocommit=True) as admin:
+            return [row[0] for row in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+            )]  # fmt: skip
+
+    async with MemoryEngine(_settings(workspace, url), background_sync=False) as engine:
+        await engine.sync()
+        await eventually(lambda: anyio.to_thread.run_sync(lambda: len(listeners()) == 1), "the listener")
+        (killed,) = await anyio.to_thread.run_sync(listeners)
+        with caplog.at_level(logging.INFO, logger="memdex"):
+            await anyio.to_thread.run_sync(lambda: _terminate(url, killed))
+            await eventually(lambda: anyio.to_thread.run_sync(lambda: listeners() not in ([], [killed])), "a new listener")
+            assert [hit.path for hit in (await engine.search("ORBIT-7734")).results] == ["MEMORY.md"]
+    assert not [r.getMessage() for r in caplog.records if "lost the" in r.getMessage()]
+
+
+def _terminate(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
