@@ -2,8 +2,7 @@
 timeout, the index is usable again within seconds of the server's return however long it was away, a
 note saved during the outage reaches the other hosts without a search on its own host, and the log of
 the outage has one line per failure, no tracebacks; one killed session is no outage. A real server of
-this module's own, stopped with
-``pg_ctl stop -m fast`` and started again on the same folder."""
+this module's own, stopped with ``pg_ctl stop -m fast`` and started again on the same folder."""
 
 from __future__ import annotations
 
