@@ -157,3 +157,29 @@ async def test_a_killed_listener_session_is_not_an_outage(
 def _terminate(url: str, pid: int) -> None:
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+async def test_a_host_whose_writer_is_still_down_hears_the_other_hosts(url: str, workspace: Path, tmp_path: Path) -> None:
+    """After an outage a host's writer stays closed until its next write (its reconnection failed while the
+    database was down); the changes other hosts announce meanwhile still reach its listeners."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- first note\n")
+    replica_folder = tmp_path / "replica"
+    replica_folder.mkdir()
+    heard: list[list[str]] = []
+
+    async def listen(paths: list[str]) -> None:
+        heard.append(paths)
+
+    async with (
+        MemoryEngine(_settings(workspace, url), background_sync=False) as host,
+        MemoryEngine(_settings(replica_folder, url, replica=True), background_sync=False) as replica,
+    ):
+        await host.sync()
+        replica.add_change_listener(listen)
+        replica.index._writer.raw.pgconn.finish()  # type: ignore[attr-defined]  # as a failed reconnection leaves it
+        receipt = await host.append("the kingfisher survey starts Monday")
+
+        async def told() -> bool:
+            return any(receipt.path in paths for paths in heard)
+
+        await eventually(told, "the append, told to the replica", timeout=10)

@@ -283,10 +283,11 @@ class PostgresIndex(OwnerBase):
             self._outage.lost(exc)
 
     def heard(self, note: psycopg.Notify, changed: Callable[[list[str] | None], None]) -> None:
-        """Pass on ``note`` if it tells of another session's change to this memory."""
+        """Pass on ``note`` if it tells of another session's change to this memory (a closed writer, which
+        a failed reconnection leaves until the next write, has no session to send any)."""
         ours, paths = notify.parse_announcement(note.payload, self.memory)
         writer = self._writer
-        if ours and writer is not None and note.pid != writer.raw.info.backend_pid:
+        if ours and writer is not None and (writer.raw.closed or note.pid != writer.raw.info.backend_pid):
             self._counts.drop()
             changed(paths)
 
