@@ -79,9 +79,9 @@ class Outage:
         self._tell()
         return True
 
-    async def wait(self, *, down: bool) -> None:
-        """Until the database is known down (``down``) or no longer known down."""
-        while self.down != down:
+    async def wait_down(self) -> None:
+        """Until the database is known down."""
+        while not self.down:
             if self._news is None:
                 self._news = anyio.Event()
             await self._news.wait()

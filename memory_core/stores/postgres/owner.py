@@ -259,7 +259,7 @@ class PostgresIndex(OwnerBase):
     async def _await_returns(self, changed: Callable[[list[str] | None], None]) -> None:
         """After each outage, once the database answers again (a probe each PROBE_EVERY), ``changed(None)``."""
         while True:
-            await self._outage.wait(down=True)
+            await self._outage.wait_down()
             while self._outage.down:
                 await anyio.sleep(PROBE_EVERY)
                 if await self._answers():
