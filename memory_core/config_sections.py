@@ -188,6 +188,10 @@ class PostgresSettings(_Section):
         description="this memory's name in the database; unset = 'default', or each agent's name",
     )
     pool_size: int = Field(4, ge=1, le=64, description="read connections this process keeps open")
+    connect_timeout: int = Field(
+        5, ge=2, le=60,
+        description="seconds to reach the database; while it is unreachable, calls fail at once and it is tried every second",
+    )  # fmt: skip
     exact_scan_rows: int = Field(
         20_000, ge=0, description="vector searches scan exactly below this many chunks, above it use HNSW"
     )

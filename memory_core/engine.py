@@ -155,15 +155,21 @@ class MemoryEngine:
             )
 
     def _changed_elsewhere(self, paths: list[str] | None) -> None:
-        """Another process changed these paths of the index (None: it switched to a rebuilt index)."""
+        """Another process changed these paths of the index (None: anything may have changed: it switched to
+        a rebuilt index, or the store was unreachable for a while)."""
         if paths is not None:
             self.feed.publish(paths)
         elif self._task_group is not None:
             self._task_group.start_soon(self._switched_elsewhere)
 
     async def _switched_elsewhere(self) -> None:
-        await self.syncer.learn_identity()
-        self.feed.publish(await self.index.read(self.index.ops.file_paths))
+        if not self.settings.replica:
+            self.syncer.sync_if_dirty()  # files saved while the store was unreachable are indexed now
+        try:
+            await self.syncer.learn_identity()
+            self.feed.publish(await self.index.read(self.index.ops.file_paths))
+        except MemdexError as exc:
+            logger.warning("reading the index after a change elsewhere failed: %s", exc)
 
     def request_sync(self) -> None:
         """Schedule a full sync in the background (a no-op when one is already queued)."""

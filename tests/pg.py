@@ -50,6 +50,19 @@ class PgServer:
             with psycopg.connect(self.url(), autocommit=True) as admin:
                 admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        """The server stopped (``pg_ctl stop -m fast``) inside the block, and started again after it on the
+        same folder and socket, as an administrator's restart or a crash and recovery would."""
+        from pgserver._commands import pg_ctl
+
+        pg_ctl(["-w", "stop", "-m", "fast"], pgdata=self._server.pgdata, user=self._server.system_user)
+        try:
+            yield
+        finally:
+            self._server.ensure_postgres_running()
+            self.pid = self._server.get_pid()
+
     def stop(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

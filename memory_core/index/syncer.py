@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup
 
 from ..config import Settings
 from ..embeddings.embedder import Embedder
-from ..errors import EmbeddingError, IndexCorrupt
+from ..errors import EmbeddingError, IndexCorrupt, MemdexError
 from ..stores.base import IndexOwner
 from ..stores.records import FileState
 from ..text.chunking import CHUNKER_VERSION
@@ -97,6 +97,7 @@ class Syncer:
         self._progress = (0, 0)
         self._error: str | None = None
         self._dirty = False  # files may have changed without the index knowing (e.g. the watcher died)
+        self._failing = False  # the last background sync failed with a memdex error (logged once)
         self._tg: TaskGroup | None = None
         self._sync_wanted = False
         self._force_wanted = False
@@ -160,10 +161,18 @@ class Syncer:
             self.request_sync()
 
     async def _sync_in_background(self) -> None:
+        """A sync whose failure is logged: a bug with its traceback, a memdex error (the store unreachable,
+        say) in one line, once until a sync works again (every search of an outage asks for one)."""
         try:
             await self.sync(vectors=False)
+        except MemdexError as exc:
+            if not self._failing:
+                logger.warning("background sync failed: %s; searches use what is indexed so far", exc)
+            self._failing = True
         except Exception:
             logger.exception("background sync failed; searches use what is indexed so far")
+        else:
+            self._failing = False
 
 
     # Full sync ----------------------------------------------------------------------------------
@@ -188,11 +197,10 @@ class Syncer:
                 self._sync_wanted, self._dirty = False, False
                 force, self._force_wanted = self._force_wanted, False
                 try:
-                    self._last_report, rebuild = await self._run_sync(force, progress)
-                except IndexCorrupt:
-                    if not self.index.damaged:
-                        raise
-                    self._last_report, rebuild = await self._run_sync(force, progress)  # repairs first
+                    self._last_report, rebuild = await self._run_or_repair(force, progress)
+                except BaseException:
+                    self._dirty = True  # the files it did not index are still unseen: the next chance retries
+                    raise
             report = self._last_report
         if rebuild:
             done = await self.rebuild(progress)
@@ -211,6 +219,14 @@ class Syncer:
         else:
             self.vectors.want(bulk=True)
         return replace(report, seconds=time.perf_counter() - started)  # vectors included
+
+    async def _run_or_repair(self, force: bool, progress: ProgressCallback | None) -> tuple[SyncReport, bool]:
+        try:
+            return await self._run_sync(force, progress)
+        except IndexCorrupt:
+            if not self.index.damaged:
+                raise
+            return await self._run_sync(force, progress)  # repairs first
 
     async def _run_sync(self, force: bool, progress: ProgressCallback | None) -> tuple[SyncReport, bool]:
         """One full pass into the live index; True when the index must be rebuilt instead."""

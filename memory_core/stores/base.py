@@ -111,7 +111,8 @@ class IndexOwner(Protocol):
 
     async def follow(self, changed: Callable[[list[str] | None], None]) -> None:
         """Until cancelled, call ``changed`` (on the event loop) with the answer paths other processes change
-        in the index, or None when they switch it to a rebuilt one; returns at once where the store cannot tell."""
+        in the index, or None when anything may have changed (they switched it to a rebuilt one, or the store
+        was unreachable for a while); returns at once where the store cannot tell."""
         ...
 
     def rebuild_lock(self) -> AbstractAsyncContextManager[None]: ...

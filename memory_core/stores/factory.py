@@ -25,4 +25,5 @@ def index_owner(settings: Settings) -> IndexOwner:
     return PostgresIndex(
         pg.url.get_secret_value(), settings.memory_name,
         pool_size=pg.pool_size, exact_scan_rows=pg.exact_scan_rows, ef_search=pg.ef_search,
+        connect_timeout=pg.connect_timeout,
     )  # fmt: skip

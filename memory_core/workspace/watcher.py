@@ -20,6 +20,7 @@ import anyio
 from watchfiles import Change, awatch
 
 from ..config_sections import WatchSettings
+from ..errors import MemdexError
 from .files import DAILY_DIR, Workspace
 from .spelling import Listings
 
@@ -126,8 +127,10 @@ class Watcher:
     async def _sync(self, paths: set[str]) -> None:
         try:
             await self.engine.sync_paths(paths)
-        except Exception:
-            logger.exception("re-indexing %d changed file(s) failed; a full sync will retry", len(paths))
+        except Exception as exc:
+            known = isinstance(exc, MemdexError)  # the store unreachable, say: one line; a bug has its traceback
+            logger.log(logging.WARNING if known else logging.ERROR, "re-indexing %d changed file(s) failed: %s; a full "
+                       "sync will retry", len(paths), exc, exc_info=not known)  # fmt: skip
             self.engine.mark_dirty()
             self.engine.request_sync()
 

@@ -9,14 +9,16 @@ sees one state of the index and never waits for a writer.
 A rebuild fills a new index of the memory (a *shadow*) and switches the memory's live pointer to it in
 one transaction; readers still in the old snapshot keep answering from the old index, which is then
 deleted. There is no file to damage: ``damaged`` stays False, and :meth:`repair` starts an empty index.
+
+While the database is unreachable, calls fail within seconds and then at once (:mod:`.outage`); when it
+answers again, the connections are renewed and :meth:`follow` tells the engine, which indexes the files
+saved meanwhile.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -34,15 +36,14 @@ from ..records import ChunkRow, Written
 from . import notify, schema
 from . import ops as pg_store
 from .connection import PgConn, follow_live, live_index, lock_name, transaction
+from .listener import SharedListener
+from .outage import PROBE_EVERY, Outage, unreachable
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CONNECT_TIMEOUT = 10  # seconds to reach the database
-POOL_WAIT = 30.0  # seconds a read waits for a pooled connection
 LOCK_POLL = 0.25  # seconds between tries of another process's rebuild lock
-RELISTEN = 5.0  # seconds before a lost change listener connects again
 READ_WORK_MEM = "16MB"  # per sort or hash of a pooled read; keyword searches at 100k chunks: -8 % p50
 _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
@@ -79,7 +80,10 @@ class PostgresIndex(OwnerBase):
     ops: StoreOps = pg_store
     _writer: PgConn | None
 
-    def __init__(self, url: str, memory: str, *, pool_size: int = 4, exact_scan_rows: int = 20_000, ef_search: int = 100) -> None:
+    def __init__(
+        self, url: str, memory: str, *, pool_size: int = 4, exact_scan_rows: int = 20_000, ef_search: int = 100,
+        connect_timeout: int = 5,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.url = url
         self.memory = memory
@@ -88,7 +92,10 @@ class PostgresIndex(OwnerBase):
         self._pool_size = pool_size
         self._exact_scan_rows = exact_scan_rows
         self._ef_search = ef_search
+        self._timeout = connect_timeout  # seconds to connect, to wait for a pooled connection, between reconnects
         self._pool: ConnectionPool | None = None
+        self._outage = Outage(self._where)
+        self._writer_stale = False  # the database came back: the writer's session may be gone with the old one
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -99,14 +106,17 @@ class PostgresIndex(OwnerBase):
 
         def connect() -> PgConn:
             writer = PgConn(self._connect(), self.memory)
+            # reconnect_timeout: the pool gives up a failing connection attempt after it, so its backoff
+            # between attempts never grows past it however long the database is away.
             pool = ConnectionPool(
-                self.url, min_size=1, max_size=self._pool_size, open=False, timeout=POOL_WAIT,
-                kwargs={"connect_timeout": CONNECT_TIMEOUT}, configure=_read_only, name=f"memdex-{self.memory}",
+                self.url, min_size=1, max_size=self._pool_size, open=False, timeout=self._timeout,
+                reconnect_timeout=self._timeout, kwargs={"connect_timeout": self._timeout}, configure=_read_only,
+                name=f"memdex-{self.memory}",
             )  # fmt: skip
             try:
                 schema.prepare(writer)
                 follow_live(writer)
-                pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+                pool.open(wait=True, timeout=self._timeout)
             except BaseException:  # a pool the database refuses (a role's connection limit) included
                 pool.close()
                 writer.raw.close()
@@ -120,7 +130,7 @@ class PostgresIndex(OwnerBase):
         """A writing connection. Its commits do not wait for the WAL to reach the disk: the index is
         derived data, and a database crash that loses the last half second of them loses nothing the
         next sync does not redo from the files (the database itself stays consistent)."""
-        raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        raw = psycopg.connect(self.url, autocommit=True, connect_timeout=self._timeout)
         try:
             raw.execute("SET synchronous_commit = off")
         except BaseException:
@@ -154,10 +164,33 @@ class PostgresIndex(OwnerBase):
         if isinstance(exc, psycopg.Error):
             return as_store_error(exc, self._where)
         if isinstance(exc, PoolTimeout):
-            return IndexBusy(f"every connection to the {self._where} stayed busy for {POOL_WAIT:.0f} s; retry")
+            return StoreError(f"cannot reach the {self._where}: no connection within {self._timeout} s; retry shortly")
         if isinstance(exc, LookupError):
             return StoreError(str(exc))
         return None
+
+    async def _mapped(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+        """``OwnerBase._mapped``, failing at once while the database is known down (:class:`.Outage`): one
+        call a second first tries a new connection, and goes on if the database answers again."""
+        if self._outage.down:
+            if not (self._outage.due() and await self._answers()):
+                raise self._outage.error()
+            await self._back()
+        try:
+            return await super()._mapped(fn, limiter)
+        except MemdexError as error:
+            cause = error.__cause__  # a lost session may be this one's alone (pg_terminate_backend): ask the database
+            if unreachable(cause) and (isinstance(cause, PoolTimeout) or not await self._answers()):
+                self._outage.lost(cause)
+            raise
+
+    async def _back(self) -> None:
+        """The database answers again: renew the connections its restart may have dropped."""
+        if self._outage.back():
+            self._writer_stale = True
+            pool = self._pool
+            if pool is not None:
+                await anyio.to_thread.run_sync(pool.check)  # replaces the broken ones, in the background
 
     # Reads and writes ---------------------------------------------------------------------------
 
@@ -166,7 +199,8 @@ class PostgresIndex(OwnerBase):
         index (another host may have switched it; transactions look again)."""
         writer = self._writer
         assert writer is not None
-        if writer.raw.closed:
+        if writer.raw.closed or self._writer_stale:
+            self._writer_stale = False
             self._reconnect(writer)
         follow_live(writer)
         return writer
@@ -212,18 +246,48 @@ class PostgresIndex(OwnerBase):
     async def follow(self, changed: Callable[[list[str] | None], None]) -> None:
         """Until cancelled, pass on what other processes change in this memory, as PostgreSQL's
         LISTEN/NOTIFY tells it, through the listener this process shares for the database
-        (:class:`_SharedListener`: waiting holds no thread, and one connection serves every memory).
+        (:class:`.listener.SharedListener`: waiting holds no thread, and one connection serves every memory).
 
-        This process's own writes are left out (its syncer tells of them). A lost connection is
-        reopened after a pause; changes made meanwhile are not told (searches still see them).
+        This process's own writes are left out (its syncer tells of them). While the database is
+        unreachable, it is tried every second; when it answers again, ``changed(None)``: anything may have
+        changed meanwhile, and files saved here during the outage are still to be indexed.
         """
-        await _SharedListener.of(self.url).follow(self, changed)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._await_returns, changed)
+            await SharedListener.of(self.url, self._timeout, self._where).follow(self, changed)
+
+    async def _await_returns(self, changed: Callable[[list[str] | None], None]) -> None:
+        """After each outage, once the database answers again (a probe each PROBE_EVERY), ``changed(None)``."""
+        while True:
+            await self._outage.wait_down()
+            while self._outage.down:
+                await anyio.sleep(PROBE_EVERY)
+                if await self._answers():
+                    await self._back()
+            changed(None)
+
+    async def _answers(self) -> bool:
+        """True when a new connection to the database can be made."""
+        try:
+            await anyio.to_thread.run_sync(self._probe, abandon_on_cancel=True)
+        except psycopg.Error:
+            return False
+        return True
+
+    def _probe(self) -> None:
+        psycopg.connect(self.url, connect_timeout=self._timeout).close()
+
+    def lost(self, exc: psycopg.Error) -> None:
+        """The change listener lost the database (``exc``): calls fail at once until it answers again."""
+        if unreachable(exc):
+            self._outage.lost(exc)
 
     def heard(self, note: psycopg.Notify, changed: Callable[[list[str] | None], None]) -> None:
-        """Pass on ``note`` if it tells of another session's change to this memory."""
+        """Pass on ``note`` if it tells of another session's change to this memory (a closed writer, which
+        a failed reconnection leaves until the next write, has no session to send any)."""
         ours, paths = notify.parse_announcement(note.payload, self.memory)
         writer = self._writer
-        if ours and writer is not None and note.pid != writer.raw.info.backend_pid:
+        if ours and writer is not None and (writer.raw.closed or note.pid != writer.raw.info.backend_pid):
             self._counts.drop()
             changed(paths)
 
@@ -322,58 +386,6 @@ class PostgresIndex(OwnerBase):
         logger.warning("%s is being rebuilt from the Markdown", self.location)
         await self.write(self._go_live, None)
         self.damaged = False
-
-
-class _SharedListener:
-    """The change listener of one database in this process (one per event loop), shared by every
-    memory the process follows there: one LISTEN connection instead of one per memory. The first
-    follower to find no one listening listens for all; when it stops, a waiting follower takes over."""
-
-    _all: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _SharedListener]] = weakref.WeakKeyDictionary()
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.followers: dict[PostgresIndex, Callable[[list[str] | None], None]] = {}
-        self.listening = False
-        self.idle = anyio.Event()
-
-    @classmethod
-    def of(cls, url: str) -> _SharedListener:
-        per_loop = cls._all.setdefault(asyncio.get_running_loop(), {})
-        if url not in per_loop:
-            per_loop[url] = cls(url)
-        return per_loop[url]
-
-    async def follow(self, index: PostgresIndex, changed: Callable[[list[str] | None], None]) -> None:
-        self.followers[index] = changed
-        try:
-            while True:
-                if self.listening:
-                    await self.idle.wait()
-                    continue
-                self.listening = True
-                try:
-                    await self._listen()
-                finally:
-                    self.listening = False
-                    self.idle.set()
-                    self.idle = anyio.Event()
-        finally:
-            del self.followers[index]
-
-    async def _listen(self) -> None:
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
-                ) as listener:
-                    await listener.execute(f"LISTEN {notify.CHANGES_CHANNEL}")
-                    async for note in listener.notifies():
-                        for index, changed in list(self.followers.items()):
-                            index.heard(note, changed)
-            except psycopg.Error as exc:
-                logger.warning("listening for changes in the %s failed (%s); again in %.0fs", describe(self.url), exc, RELISTEN)
-            await anyio.sleep(RELISTEN)
 
 
 def _read_only(raw: Any) -> None:
