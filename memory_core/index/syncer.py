@@ -17,7 +17,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
@@ -63,6 +63,16 @@ class SyncStatus:
     error: str | None
 
 
+@dataclass
+class _PathsRun:
+    """One targeted pass and the callers that share it: every path they asked for, and how it ended."""
+
+    paths: set[str] = field(default_factory=set)
+    until_current: bool = False
+    done: bool = False
+    error: Exception | None = None
+
+
 @dataclass(frozen=True)
 class _Pass:
     """What writing one pass over the files into an index did."""
@@ -104,11 +114,13 @@ class Syncer:
         self._last_report = SyncReport(0, 0, 0, 0.0)
         self._deferred: set[str] = set()  # growing transcripts to look at again once they are quiet
         self._deferred_waiting = False
+        self._next_paths: _PathsRun | None = None  # the targeted pass that callers arriving now join
 
     async def open(self, task_group: TaskGroup) -> None:
         """Learn how the index was built; background work runs in ``task_group``."""
         self._sync_lock = anyio.Lock()
         self._rebuild_lock = anyio.Lock()
+        self._paths_lock = anyio.Lock()
         self._tg = task_group
         await self.learn_identity()
         self.vectors.open(task_group)
@@ -308,8 +320,30 @@ class Syncer:
         ``until_current`` (an append that must be searchable when acknowledged), read again until
         the index holds it as it was at some moment after this call began. Vectors follow in the
         background. A file now reached through a symlink is removed from the index, never followed.
+
+        Calls share passes: one that arrives while a pass runs joins the next pass, which begins after
+        it arrived, so eight writers appending to one log wait for two passes, not eight.
         """
-        rels = sorted(set(paths))
+        rels = set(paths)
+        run = self._next_paths or _PathsRun()
+        self._next_paths = run
+        run.paths |= rels
+        run.until_current |= until_current
+        async with self._paths_lock:
+            if self._next_paths is run:  # nobody has started it: this caller runs it for all who joined
+                self._next_paths = None
+                try:
+                    await self._run_paths(sorted(run.paths), run.until_current)
+                except Exception as exc:
+                    run.error = exc
+                    raise
+                run.done = True
+            elif run.error is not None:
+                raise run.error
+            elif not run.done:  # its runner was cancelled: run this call's own paths
+                await self._run_paths(sorted(rels), until_current)
+
+    async def _run_paths(self, rels: list[str], until_current: bool) -> None:
         pending = await self._write_paths(rels)
         for _ in range(STALE_RETRIES if until_current else 0):
             if not pending:
