@@ -119,8 +119,8 @@ def prepare(
         text = data.decode("utf-8", errors="replace")
         tail = (tails or {}).get(file.rel)
         if grew and old is not None and tail is not None and file.source != "sessions":
-            stable = data.count(b"\n", 0, old.size)  # a "\n" byte always decodes to one "\n"
-            newlines = stable + data.count(b"\n", old.size)
+            newlines = data.count(b"\n")  # a "\n" byte always decodes to one "\n"
+            stable = newlines - data.count(b"\n", old.size)
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
             if found is not None:
                 kept, chunks = found
