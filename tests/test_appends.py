@@ -6,7 +6,9 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
+from helpers import eventually, writes_held
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.index import indexer
@@ -106,3 +108,34 @@ async def test_a_tail_read_before_another_write_changes_nothing(make_engine: Mak
         assert await engine.index.write(attempt) is None
         assert await indexed(engine, LOG) == before
         assert [chunk for _, chunk in before] == chunk_markdown(read(path), 40, 10)
+
+
+async def test_appends_waiting_for_the_writer_share_one_pass(make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both stores: appends that arrive while a targeted sync waits for the writer join the next pass (two
+    passes for eight appends, not eight), and each is searchable when its append returns."""
+    async with make_engine() as engine:
+        await engine.sync()
+        syncer, passes = engine.syncer, []
+        run_paths = syncer._run_paths
+        monkeypatch.setattr(syncer, "_run_paths", lambda rels, current: passes.append(rels) or run_paths(rels, current))
+        missed: list[str] = []
+
+        async def note(n: int) -> None:
+            await engine.append(f"Note zq{n}shared from writer {n}.")
+            if not (await engine.search(f"zq{n}shared")).results:
+                missed.append(str(n))
+
+        with writes_held(engine) as let_go:
+            async with anyio.create_task_group() as tg:
+                for n in range(8):
+                    tg.start_soon(note, n)
+                await eventually(lambda: _appended(engine, 8), "every note written to the log")
+                await anyio.sleep(0.3)  # their syncs queue behind the first, which waits for the writer
+                let_go()
+        assert missed == []
+        assert 2 <= len(passes) <= 3  # one pass each would be eight
+
+
+async def _appended(engine: MemoryEngine, count: int) -> bool:
+    logs = list((engine.settings.workspace / "memory").glob("*.md"))
+    return sum(log.read_text(encoding="utf-8").count("shared from writer") for log in logs) == count
