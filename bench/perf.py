@@ -3,7 +3,7 @@
 Usage (from the repository root)::
 
     .venv/bin/python bench/perf.py [--files 10000] [--chunks 100000] [--runs 5] [--queries 200]
-                                   [--only embed,index,resync,search,watch,serve,rss] [--json out.json]
+                                   [--only embed,index,resync,search,watch,append,serve,rss] [--json out.json]
                                    [--model ../shared/models/all-MiniLM-L6-v2-f16.gguf] [--tiny]
 
 Sections (each prints its own header, then one table at the end: metric, value, target, verdict):
@@ -18,6 +18,8 @@ Sections (each prints its own header, then one table at the end: metric, value, 
   built once under ``bench/.cache`` with *synthetic* document vectors (embedding 100k chunks would
   take hours on 2 cores); query vectors come from the real model.
 * ``watch``  — save-to-searchable latency through the running watcher (target ≤ debounce + 0.5 s).
+* ``append`` — ``MemoryEngine.append`` p50 on a 1 MB daily log vs a 1 KB one, one writer and eight at
+  once, keyword-only, SQLite (``bench/appends.py``): the ratio per run, target ≤ 1.5×.
 * ``serve``  — spawning ``memdex serve`` (stdio) on an unindexed ``--files`` workspace to the first
   ``memory_search`` answer, keyword-only and with the local model (target ≤ 1.5 s); also to the first
   answer that has results (the index fills in the background).
@@ -58,7 +60,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/perf.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import workspace_gen
+from bench import appends, workspace_gen
 from bench.perf_support import (
     DEFAULT_CACHE,
     DEFAULT_MODEL,
@@ -94,7 +96,7 @@ from memdex.memory_core.stores.sqlite.vector_matrix import VectorMatrix
 from memdex.memory_core.text.terms import query_terms
 from memdex.memory_core.workspace.files import Workspace
 
-SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss", "postgres")
+SECTIONS = ("embed", "index", "resync", "search", "watch", "append", "serve", "rss", "postgres")
 SERVE_TARGET_S = 1.5
 SERVE_QUERY = "deploy key owner"  # answered by MEMORY.md, the first file a sync indexes
 NONEMPTY_TIMEOUT_S = 60.0
@@ -111,6 +113,7 @@ class Config:
     queries: int = 200
     embed_chunks: int = 200
     watch_files: int = 1_000
+    appends: int = 200  # per log in the append section
     debounce_ms: int | None = None  # None: the configured default
     seed: int = 0
     window_tokens: int = 0  # embedding.window_tokens of the search and rss stores
@@ -341,6 +344,14 @@ class Bench:
         return [Metric("watch", f"save-to-searchable (debounce {debounce:g} s)", statistics.median(latencies), "s",
                        debounce + 0.5, note=f"{cfg.watch_files:,} files, keyword-only",
                        detail={**summary(latencies), "debounce_s": debounce})]  # fmt: skip
+
+    # append -------------------------------------------------------------------------------------
+
+    async def append(self) -> list[Metric]:
+        """Append p50 on a 1 MB daily log vs a 1 KB one, one writer and eight (bench/appends.py)."""
+        cfg = self.cfg
+        settings = partial(self.settings, timezone="UTC")
+        return await appends.measure(cfg.work, settings, cfg.runs, 16 if cfg.tiny else cfg.appends, cfg.seed)
 
     # postgres -----------------------------------------------------------------------------------
 
@@ -667,6 +678,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--queries", type=int, default=Config.queries, help="search queries per run")
     parser.add_argument("--embed-chunks", type=int, default=Config.embed_chunks, help="chunks for the embed section")
     parser.add_argument("--watch-files", type=int, default=Config.watch_files, help="workspace size for watch")
+    parser.add_argument("--appends", type=int, default=Config.appends, help="appends per log in the append section")
     parser.add_argument("--debounce-ms", type=int, help="watch.debounce_ms (default: memdex's default)")
     parser.add_argument("--seed", type=int, default=Config.seed)
     parser.add_argument("--window-tokens", type=int, default=Config.window_tokens, metavar="N",
@@ -696,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         cfg = Config(
             files=args.files, chunks=args.chunks, runs=args.runs, queries=args.queries,
-            embed_chunks=args.embed_chunks, watch_files=args.watch_files, debounce_ms=args.debounce_ms,
+            embed_chunks=args.embed_chunks, watch_files=args.watch_files, appends=args.appends, debounce_ms=args.debounce_ms,
             seed=args.seed, window_tokens=args.window_tokens, model=args.model.resolve(), cache_dir=args.cache_dir.resolve(), work=Path(tmp),
             tiny=args.tiny,
         )  # fmt: skip

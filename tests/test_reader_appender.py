@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -360,6 +361,37 @@ def test_receipt_lines_are_exact_in_a_log_far_larger_than_the_tail_read(
         assert receipt.duplicate or receipt.end_line == len(on_disk)
     assert [r.duplicate for r in receipts] == [False, False, False, True, False]
     assert receipts[3].start_line == receipts[1].start_line
+
+
+def test_a_remembered_line_count_serves_only_the_file_this_process_left(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next append to a file as our last append left it skips the line count; a file grown or rewritten
+    (even to the same size) by anyone else is counted again, so receipts stay exact."""
+    counts: list[int] = []
+    newlines = appender._newlines
+    monkeypatch.setattr(appender, "_newlines", lambda fd, end: counts.append(end) or newlines(fd, end))
+    path = workspace / "MEMORY.md"
+    path.write_bytes(b"# Notes\n\nab cd\n")
+    file = Workspace(workspace).resolve("MEMORY.md")
+
+    def check(text: str) -> None:
+        receipt = append_entry(file, format_entry(text, None))
+        on_disk = split_lines(path.read_bytes().decode("utf-8"))
+        assert on_disk[receipt.start_line - 1 : receipt.end_line] == [text] and receipt.end_line == len(on_disk)
+
+    check("first")
+    check("second")
+    assert len(counts) == 1  # the second append trusted the count the first one left
+    with path.open("ab") as handle:
+        handle.write(b"\nwritten by another process\n")
+    check("third")
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"ab cd", b"ab\ncd", 1))  # the same size, one more line
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # its mtime tells it from our last append
+    check("fourth")
+    assert len(counts) == 3
 
 
 def test_append_refuses_to_follow_a_symlink_planted_at_the_target(workspace: Path, tmp_path: Path) -> None:

@@ -7,10 +7,15 @@ slow full sync can never overwrite what a faster, newer write already indexed.
 Session transcripts (source ``"sessions"``) are parsed and chunked as transcripts, and a growing
 one is re-indexed only once it grew by a delta (bytes or lines), or once its writer has gone quiet,
 so an agent appending a message at a time does not cause a re-chunk and re-embed per message.
+
+A Markdown file that only grew since it was indexed (its indexed bytes hash as before) is re-chunked
+from its last chunks on (:func:`~..text.chunking.rechunk_tail`, exact), and only those chunks are
+replaced: an append to a long daily log costs what an append to a short one does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
@@ -20,8 +25,8 @@ from typing import Any
 
 from ..errors import PathError
 from ..stores.base import StoreOps
-from ..stores.records import FileChange, FileState, VectorDelta, Written
-from ..text.chunking import Chunk, chunk_markdown
+from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
+from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
 from ..textutil import sha256_hex
 from ..workspace.files import MemoryFile
@@ -44,6 +49,7 @@ class Prepared:
     state: FileState  # what the index records
     chunks: list[Chunk] | None
     text: str | None = None  # the file's content, for stores that serve hosts without the files
+    tail: TailChange | None = None  # set when only the chunks after a kept one are replaced
 
 
 def _stat(file: MemoryFile) -> tuple[int, int] | None:
@@ -67,6 +73,7 @@ def prepare(
     delta_bytes: int = 0,
     delta_lines: int = 0,
     deferred: list[str] | None = None,
+    tails: Mapping[str, IndexedTail] | None = None,
 ) -> tuple[list[Prepared], list[str]]:
     """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile).
 
@@ -74,6 +81,8 @@ def prepare(
     counts) and fewer than ``delta_lines`` new lines (0: lines are not counted), and was written
     to in the last :data:`TRANSCRIPT_QUIET_SECONDS`, is left as indexed; its path is appended to
     ``deferred`` so the caller can look again once it is quiet. ``force`` re-indexes regardless.
+    A Markdown file in ``tails`` (its indexed state and last chunks, chunked with these settings) that
+    only grew has only its tail re-chunked.
     """
     changes: list[Prepared] = []
     vanished: list[str] = []
@@ -101,18 +110,42 @@ def prepare(
             continue
         mtime_ns, size = seen
         trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
-        state = FileState(sha256_hex(data), trusted_mtime, size)
+        digest, grew = _hash(data, None if force else old)
+        state = FileState(digest, trusted_mtime, size)
         if not force and old is not None and old.hash == state.hash:
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
             continue
         text = data.decode("utf-8", errors="replace")
+        tail = (tails or {}).get(file.rel)
+        if grew and old is not None and tail is not None and file.source != "sessions":
+            newlines = data.count(b"\n")  # a "\n" byte always decodes to one "\n"
+            stable = newlines - data.count(b"\n", old.size)
+            found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
+            if found is not None:
+                kept, chunks = found
+                dropped = tuple(tail.chunks[kept + 1 :])
+                change = TailChange(FileChange(file.rel, file.source, state, chunks, text), old, tail.chunks[kept], dropped)
+                changes.append(Prepared(file, seen, state, chunks, text, change))
+                continue
         if file.source == "sessions":
             chunks = chunk_transcript(parse_transcript(text), tokens, overlap)
         else:
             chunks = chunk_markdown(text, tokens, overlap)
         changes.append(Prepared(file, seen, state, chunks, text))
     return changes, vanished
+
+
+def _hash(data: bytes, old: FileState | None) -> tuple[str, bool]:
+    """The hash of ``data``, and whether ``data`` only grew from ``old`` (its first ``old.size`` bytes
+    hash to ``old.hash``), in one pass."""
+    if old is None or not 0 < old.size < len(data):
+        return sha256_hex(data), False
+    view = memoryview(data)
+    digest = hashlib.sha256(view[: old.size])
+    grew = digest.hexdigest() == old.hash
+    digest.update(view[old.size :])
+    return digest.hexdigest(), grew
 
 
 def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_bytes: int, delta_lines: int) -> bool:
@@ -155,17 +188,23 @@ def write(
     delta = VectorDelta()
     with ops.transaction(conn):
         fresh: list[Prepared] = []
+        replaced: list[tuple[Prepared, tuple[Sequence[int], list[int]]]] = []
         for change in changes:
             if _stat(change.file) != change.seen:
                 stale.append(change.file.rel)
             elif change.chunks is None:
                 ops.touch_file(conn, change.file.rel, change.state)
+            elif change.tail is not None:
+                ids = ops.replace_tail(conn, change.tail)
+                if ids is None:  # another write re-indexed the file since its chunks were read
+                    stale.append(change.file.rel)
+                else:
+                    replaced.append((change, ([mark.id for mark in change.tail.dropped], ids)))
             else:
                 fresh.append(change)
-        replaced = ops.replace_files(
-            conn, [FileChange(c.file.rel, c.file.source, c.state, c.chunks or [], c.text) for c in fresh]
-        )
-        for change, (gone, ids) in zip(fresh, replaced, strict=True):
+        files = [FileChange(c.file.rel, c.file.source, c.state, c.chunks or [], c.text) for c in fresh]
+        replaced += zip(fresh, ops.replace_files(conn, files), strict=True)
+        for change, (gone, ids) in replaced:
             delta.removed(gone)
             if vectors:
                 rows = [(cid, vectors[c.hash]) for cid, c in zip(ids, change.chunks or []) if c.hash in vectors]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -27,18 +27,20 @@ from ..config import Settings
 from ..embeddings.embedder import Embedder
 from ..errors import EmbeddingError, IndexCorrupt, MemdexError
 from ..stores.base import IndexOwner
-from ..stores.records import FileState
+from ..stores.records import FileState, IndexedTail
 from ..text.chunking import CHUNKER_VERSION
 from ..text.terms import FTS_TOKENIZER
 from ..workspace.files import MemoryFile, Workspace
 from . import indexer
 from .changes import ChangeFeed
+from .shared_passes import SharedPasses
 from .vectors import BuiltWith, ProgressCallback, VectorWorker
 
 logger = logging.getLogger(__name__)
 
 BATCH_FILES = 64
 STALE_RETRIES = 5  # a targeted sync re-reads a file that changed while it was being indexed
+TAIL_CHUNKS = 8  # a grown file's last chunks read to find where its re-chunk may start
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ class Syncer:
         """Learn how the index was built; background work runs in ``task_group``."""
         self._sync_lock = anyio.Lock()
         self._rebuild_lock = anyio.Lock()
+        self._passes = SharedPasses(lambda rels, until_current: self._run_paths(rels, until_current))
         self._tg = task_group
         await self.learn_identity()
         self.vectors.open(task_group)
@@ -299,13 +302,19 @@ class Syncer:
         return await self.embedder.cached(indexer.chunk_texts(changes), conn)
 
     def _prepare(
-        self, files: Sequence[MemoryFile], known: dict[str, FileState], *, force: bool, deferred: list[str]
+        self,
+        files: Sequence[MemoryFile],
+        known: dict[str, FileState],
+        *,
+        force: bool,
+        deferred: list[str],
+        tails: Mapping[str, IndexedTail] | None = None,
     ) -> tuple[list[indexer.Prepared], list[str]]:
         """``indexer.prepare`` with this workspace's chunking and transcript delta settings (a worker thread)."""
         chunking, sessions = self.settings.chunking, self.settings.sessions
         return indexer.prepare(
             files, known, tokens=chunking.tokens, overlap=chunking.overlap, force=force,
-            delta_bytes=sessions.delta_bytes, delta_lines=sessions.delta_lines, deferred=deferred,
+            delta_bytes=sessions.delta_bytes, delta_lines=sessions.delta_lines, deferred=deferred, tails=tails,
         )
 
     # Targeted sync ------------------------------------------------------------------------------
@@ -317,8 +326,13 @@ class Syncer:
         ``until_current`` (an append that must be searchable when acknowledged), read again until
         the index holds it as it was at some moment after this call began. Vectors follow in the
         background. A file now reached through a symlink is removed from the index, never followed.
+
+        Calls share passes: one that arrives while a pass runs joins the next pass, which begins after
+        it arrived, so eight writers appending to one log wait for two passes, not eight.
         """
-        rels = sorted(set(paths))
+        await self._passes.request(set(paths), until_current)
+
+    async def _run_paths(self, rels: list[str], until_current: bool) -> None:
         pending = await self._write_paths(rels)
         for _ in range(STALE_RETRIES if until_current else 0):
             if not pending:
@@ -333,15 +347,16 @@ class Syncer:
     async def _write_paths(self, rels: list[str]) -> list[str]:
         """One targeted pass; returns the paths that changed again while they were being written."""
         present = await anyio.to_thread.run_sync(lambda: [self.workspace.file_for(rel) for rel in rels])
-        # Memory files are re-read whatever the index says; a transcript is compared with its indexed
-        # state, so that one more appended message is not a re-index (the delta rule).
-        transcripts = {f.rel for f in present if f.source == "sessions"}
-        known: dict[str, FileState] = {}
-        if transcripts:
-            known = {rel: s for rel, s in (await self.index.write(self.ops.file_states)).items() if rel in transcripts}
+        # Each file is compared with its indexed state: an unchanged one is not re-chunked, one more
+        # message in a transcript is not a re-index (the delta rule), and a Markdown file that only grew
+        # has only its tail re-chunked, when its chunks were cut with the settings in force.
+        tails = await self.index.read(self.ops.indexed_tails, [f.rel for f in present], TAIL_CHUNKS)
+        known = {rel: tail.state for rel, tail in tails.items()}
+        if (self.built.identity or {}).get("chunks") != self.chunk_identity():
+            tails = {}
         deferred: list[str] = []
         changes, vanished = await anyio.to_thread.run_sync(
-            lambda: self._prepare(present, known, force=False, deferred=deferred)
+            lambda: self._prepare(present, known, force=False, deferred=deferred, tails=tails)
         )
         self._defer(deferred)
         vectors = await self._cached_vectors(changes, None)

@@ -20,7 +20,17 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from .filters import SearchFilter
-from .records import CacheKey, ChunkRow, ChunkVectors, FileChange, FileState, VectorDelta, Written
+from .records import (
+    CacheKey,
+    ChunkRow,
+    ChunkVectors,
+    FileChange,
+    FileState,
+    IndexedTail,
+    TailChange,
+    VectorDelta,
+    Written,
+)
 
 T = TypeVar("T")
 
@@ -38,6 +48,13 @@ class StoreOps(Protocol):
     # Files and chunks
     def file_states(self, conn: Any) -> dict[str, FileState]: ...
     def replace_files(self, conn: Any, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]: ...
+    def indexed_tails(self, conn: Any, paths: Sequence[str], chunks: int) -> dict[str, IndexedTail]:
+        """The indexed state and last ``chunks`` chunks of those of ``paths`` the index holds."""
+        ...
+    def replace_tail(self, conn: Any, tail: TailChange) -> list[int] | None:
+        """Replace a grown file's last chunks (inside the caller's transaction); returns the new chunks' ids,
+        or None, changing nothing, when the index no longer holds the file as ``tail`` read it."""
+        ...
     def file_text(self, conn: Any, path: str) -> str | None: ...
     def touch_file(self, conn: Any, path: str, state: FileState) -> None: ...
     def delete_files(self, conn: Any, paths: Iterable[str]) -> list[int]: ...

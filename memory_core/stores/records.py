@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..limits import MAX_VECTOR_PARTS
-from ..text.chunking import Chunk
+from ..text.chunking import Chunk, ChunkMark
 
 VECTORS_VERSION = "vectors_version"  # meta key: a new random token for every change to the vectors
 FILES_VERSION = "files_version"  # meta key: a new random token whenever a file enters or leaves the index
@@ -43,6 +43,29 @@ class FileChange:
     state: FileState
     chunks: Sequence[Chunk]
     text: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexedTail:
+    """A file as the index holds it: its state and its last chunks, in order (for a re-chunk of its tail)."""
+
+    state: FileState
+    chunks: list[ChunkMark]
+
+
+@dataclass(frozen=True)
+class TailChange:
+    """A file that only grew: its chunks after chunk ``after`` (those were ``dropped``) give way to
+    ``change.chunks``. Applied only while the index still holds the file at ``old`` with those chunks."""
+
+    change: FileChange
+    old: FileState
+    after: ChunkMark
+    dropped: tuple[ChunkMark, ...]
+
+    def expected(self) -> list[tuple[int, str]]:
+        """(id, hash) of the chunks from ``after`` on, as the index must still hold them."""
+        return [(mark.id, mark.hash) for mark in (self.after, *self.dropped)]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ blank line, so chunks follow the note's own structure.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..limits import MAX_VECTOR_PARTS
@@ -31,6 +32,16 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class ChunkMark:
+    """An indexed chunk as far as :func:`rechunk_tail` needs it: its id, lines and hash."""
+
+    id: int
+    start_line: int
+    end_line: int
+    hash: str
+
+
+@dataclass(frozen=True)
 class _Piece:
     line: int
     text: str
@@ -44,16 +55,25 @@ def text_cost(text: str) -> int:
 
 def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
     """Chunk ``text`` into pieces of about ``tokens`` tokens that share ``overlap`` tokens."""
-    max_cost = max(32, tokens * CHARS_PER_TOKEN)
-    overlap_cost = max(0, min(overlap, tokens - 1)) * CHARS_PER_TOKEN
+    max_cost, overlap_cost = _budgets(tokens, overlap)
+    return _chunk(_pieces(text, max_cost), max_cost, overlap_cost)
+
+
+def _budgets(tokens: int, overlap: int) -> tuple[int, int]:
+    """(largest chunk cost, overlap cost) for ``tokens`` and ``overlap``."""
+    return max(32, tokens * CHARS_PER_TOKEN), max(0, min(overlap, tokens - 1)) * CHARS_PER_TOKEN
+
+
+def _chunk(pieces: list[_Piece], max_cost: int, overlap_cost: int, current: list[_Piece] | None = None) -> list[Chunk]:
+    """The chunker proper, from a state: ``current`` holds carried pieces (the overlap of a chunk just cut)."""
     chunks: list[Chunk] = []
-    current: list[_Piece] = []
-    carried = 0  # leading pieces of `current` repeated from the previous chunk
+    current = list(current or [])
+    carried = len(current)  # leading pieces of `current` repeated from the previous chunk
 
     def size(pieces: list[_Piece]) -> int:
         return sum(p.cost for p in pieces)
 
-    for piece in _pieces(text, max_cost):
+    for piece in pieces:
         while current and size(current) + piece.cost > max_cost:
             if carried == len(current):  # only overlap left and it does not fit: drop it
                 current, carried = [], 0
@@ -69,9 +89,64 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
     return [c for c in chunks if c.text.strip()]
 
 
-def _pieces(text: str, max_cost: int) -> list[_Piece]:
+def rechunk_tail(
+    text: str, known: Sequence[ChunkMark], stable_lines: int, tokens: int = 400, overlap: int = 80, *, newlines: int = -1
+) -> tuple[int, list[Chunk]] | None:
+    """The chunks of ``text`` after the last of ``known`` that :func:`chunk_markdown` would cut alike.
+
+    ``known`` are the last chunks (in order) of an earlier version of ``text`` as chunk_markdown cut
+    it, whose lines ``1..stable_lines`` ``text`` keeps unchanged (a file that only grew); ``newlines``
+    is ``text.count("\\n")`` when the caller knows it. Returns (index in ``known`` of the last chunk kept,
+    the chunks after it), equal to chunk_markdown's; None when no known chunk is provably kept.
+
+    Why it is exact: chunk_markdown cuts a chunk when its pieces, from its first one, first overflow
+    ``max_cost``. When that piece is on a stable line, the earlier version cut that chunk while reading
+    the same pieces, so the full run cuts it too, and then carries only its overlap tail forward:
+    every later piece fits beside that tail until the overflow, so resuming from the tail alone with the
+    pieces after the chunk continues exactly as the full run does.
+    """
+    max_cost, overlap_cost = _budgets(tokens, overlap)
+    newlines = text.count("\n") if newlines < 0 else newlines
+    for index in range(len(known) - 1, -1, -1):  # the latest chunk that qualifies keeps the most
+        first = known[index].start_line
+        pieces = _pieces(text[_line_offset(text, first, newlines) :], max_cost, first)
+        span = _span_of(pieces, known[index])
+        if span is None:
+            continue
+        start, end = span
+        used, overflow = 0, None
+        for at in range(start, len(pieces)):
+            used += pieces[at].cost
+            if used > max_cost:
+                overflow = at
+                break
+        if overflow is None or pieces[overflow].line > stable_lines:
+            continue
+        tail = _overlap_tail(pieces[start:end], overlap_cost)
+        return index, _chunk(pieces[end:], max_cost, overlap_cost, tail)
+    return None
+
+
+def _line_offset(text: str, line: int, newlines: int) -> int:
+    """Where 1-based line ``line`` of ``text`` (which holds ``newlines``) starts, found from the end."""
+    at = len(text)
+    for _ in range(newlines - line + 2):
+        at = text.rfind("\n", 0, at)
+    return at + 1
+
+
+def _span_of(pieces: list[_Piece], mark: ChunkMark) -> tuple[int, int] | None:
+    """The pieces ``[start, end)`` that make up the chunk ``mark``, or None unless exactly one run does
+    (segments of a long line may repeat)."""
+    starts = [i for i, p in enumerate(pieces) if p.line == mark.start_line]
+    ends = [i + 1 for i, p in enumerate(pieces) if p.line == mark.end_line]
+    found = [(s, e) for s in starts for e in ends if e > s and _make_chunk(pieces[s:e]).hash == mark.hash]
+    return found[0] if len(found) == 1 else None
+
+
+def _pieces(text: str, max_cost: int, first_line: int = 1) -> list[_Piece]:
     pieces: list[_Piece] = []
-    for number, line in enumerate(split_lines(text), start=1):
+    for number, line in enumerate(split_lines(text), start=first_line):
         for segment in _split_long_line(line, max_cost - 1):
             pieces.append(_Piece(number, segment, text_cost(segment) + 1))
     return pieces

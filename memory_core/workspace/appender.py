@@ -4,7 +4,8 @@ Each append opens the file with :meth:`MemoryFile.open` (missing folders made on
 through a symlink), takes a per-file lock (a thread lock, plus ``flock`` between processes where
 the OS has it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and
 ``fsync``s it. Existing text is never rewritten, nor read whole: only its last :data:`TAIL_BYTES`
-are read, and its lines are counted as ``\\n`` bytes, a block at a time.
+are read, and its lines are counted as ``\\n`` bytes, a block at a time, unless the file is as this
+process's last append left it (same inode, size and mtime), whose count is remembered.
 
 An entry identical to one of the last :data:`RECENT_ENTRIES` entries of the file is not written
 again, so a model that repeats itself during a flush does not duplicate notes, while the same
@@ -39,6 +40,7 @@ _BLOCK = 1 << 20
 
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
+_counted: dict[Path, tuple[tuple[int, int, int, int], int]] = {}  # (dev, inode, size, mtime) -> its newlines
 
 
 @contextmanager
@@ -81,7 +83,11 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
             size = os.fstat(fd).st_size
             tail_start = max(0, size - TAIL_BYTES)
             tail = _read(fd, tail_start, size)
-            newlines = _newlines(fd, tail_start) + tail.count(b"\n")
+            known = _counted.get(file.path)
+            if known is not None and known[0] == _identity(fd):
+                newlines = known[1]
+            else:
+                newlines = _newlines(fd, tail_start) + tail.count(b"\n")
             earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
             if earlier is not None:
                 return AppendReceipt(
@@ -92,6 +98,7 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
             data = (prefix + entry).encode("utf-8")
             _write_all(fd, data)
             os.fsync(fd)
+            _counted[file.path] = (_identity(fd), newlines + data.count(b"\n"))
         finally:
             os.close(fd)  # closing releases the flock
     start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
@@ -154,6 +161,12 @@ def _separator(existing: bytes, title: str | None) -> str:
     if existing.endswith(b"\n\n"):
         return ""
     return "\n" if existing.endswith(b"\n") else "\n\n"
+
+
+def _identity(fd: int) -> tuple[int, int, int, int]:
+    """(device, inode, size, mtime) of an open file: what a remembered line count is valid for."""
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _read(fd: int, start: int, end: int) -> bytes:

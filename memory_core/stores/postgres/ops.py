@@ -13,9 +13,10 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 
+from ...text.chunking import ChunkMark
 from .. import records
 from ..filters import SearchFilter
-from ..records import ChunkRow, ChunkVectors, FileChange, FileState, VectorDelta, vector_rows
+from ..records import ChunkRow, ChunkVectors, FileChange, FileState, IndexedTail, TailChange, VectorDelta, vector_rows
 from . import postings
 from .cache import cache_vectors as cache_vectors
 from .cache import cached_vectors as cached_vectors
@@ -46,15 +47,20 @@ def _delete_chunks(conn: PgConn, paths: Sequence[str]) -> dict[str, list[int]]:
         "DELETE FROM memdex_chunks WHERE index_id = %s AND path = ANY(%s) RETURNING id, path, doc_len, block",
         (conn.index_id, list(paths)),
     ).fetchall()
+    _drop_derived(conn, rows)
     removed: dict[str, list[int]] = {}
     for cid, path, _, _ in rows:
         removed.setdefault(path, []).append(int(cid))
+    return removed
+
+
+def _drop_derived(conn: PgConn, rows: Sequence[tuple[int, str, int, int]]) -> None:
+    """Drop the postings and vectors of deleted chunks (``id, path, doc_len, block`` rows)."""
     if rows:
         ids = [int(r[0]) for r in rows]
         postings.drop(conn, ids, sorted({int(r[3]) for r in rows}), sum(int(r[2]) for r in rows))
         if (dims := vector_dims(conn)) is not None:
             conn.execute(f"DELETE FROM memdex_vectors_{dims} WHERE chunk_id = ANY(%s)", (ids,))
-    return removed
 
 
 def _insert_chunks(conn: PgConn, changes: Sequence[FileChange]) -> list[list[int]]:
@@ -97,6 +103,13 @@ def replace_files(conn: PgConn, changes: Sequence[FileChange]) -> list[tuple[lis
         write_meta(conn, records.FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, known) if known else {}  # a file's chunks are indexed with its row
     added = _insert_chunks(conn, changes)
+    _write_files(conn, changes)
+    return [(removed.get(path, []), ids) for path, ids in zip(paths, added, strict=True)]
+
+
+def _write_files(conn: PgConn, changes: Sequence[FileChange]) -> None:
+    """Record the files' states (and a Markdown file's text) and tell other hosts."""
+    paths = [change.path for change in changes]
     bodies = [c.text.replace("\x00", "\ufffd") if c.text is not None and c.source == "memory" else None for c in changes]
     conn.execute(
         "INSERT INTO memdex_files(index_id, path, source, hash, mtime_ns, size, indexed_at, body) "
@@ -107,7 +120,45 @@ def replace_files(conn: PgConn, changes: Sequence[FileChange]) -> list[tuple[lis
          [c.state.mtime_ns for c in changes], [c.state.size for c in changes], [time.time()] * len(changes), bodies),
     )  # fmt: skip
     announce(conn, paths)
-    return [(removed.get(path, []), ids) for path, ids in zip(paths, added, strict=True)]
+
+
+def indexed_tails(conn: PgConn, paths: Sequence[str], chunks: int) -> dict[str, IndexedTail]:
+    """The state and last ``chunks`` chunks (by id: a file's chunks are inserted in order) of ``paths``."""
+    rows = conn.execute(
+        "SELECT f.path, f.hash, f.mtime_ns, f.size, c.id, c.start_line, c.end_line, c.hash FROM memdex_files f "
+        "LEFT JOIN LATERAL (SELECT id, start_line, end_line, hash FROM memdex_chunks WHERE index_id = f.index_id "
+        "AND path = f.path ORDER BY id DESC LIMIT %s) c ON true WHERE f.index_id = %s AND f.path = ANY(%s) ORDER BY f.path, c.id",
+        (chunks, conn.index_id, list(paths)),
+    ).fetchall()
+    tails: dict[str, IndexedTail] = {}
+    for path, hash_, mtime_ns, size, *chunk in rows:
+        tail = tails.setdefault(path, IndexedTail(FileState(hash_, int(mtime_ns), int(size)), []))
+        if chunk[0] is not None:
+            tail.chunks.append(ChunkMark(int(chunk[0]), int(chunk[1]), int(chunk[2]), chunk[3]))
+    return tails
+
+
+def replace_tail(conn: PgConn, tail: TailChange) -> list[int] | None:
+    """Replace the chunks after ``tail.after`` (inside the caller's transaction); None when the index no
+    longer holds the file at ``tail.old`` with those chunks (another write came first)."""
+    change = tail.change
+    row = conn.execute(
+        "SELECT hash, size FROM memdex_files WHERE index_id = %s AND path = %s FOR UPDATE", (conn.index_id, change.path)
+    ).fetchone()
+    held = [(int(r[0]), r[1]) for r in conn.execute(
+        "SELECT id, hash FROM memdex_chunks WHERE index_id = %s AND path = %s AND id >= %s ORDER BY id",
+        (conn.index_id, change.path, tail.after.id),
+    )]  # fmt: skip
+    if row is None or (row[0], int(row[1])) != (tail.old.hash, tail.old.size) or held != tail.expected():
+        return None
+    rows = conn.execute(
+        "DELETE FROM memdex_chunks WHERE index_id = %s AND id = ANY(%s) RETURNING id, path, doc_len, block",
+        (conn.index_id, [mark.id for mark in tail.dropped]),
+    ).fetchall()
+    _drop_derived(conn, rows)
+    added = _insert_chunks(conn, [change])[0]
+    _write_files(conn, [change])
+    return added
 
 
 def file_text(conn: PgConn, path: str) -> str | None:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ...text.chunking import Chunk
+from ...text.chunking import Chunk, ChunkMark
 from ..filters import SQLITE, SearchFilter
 from ..records import (
     FILES_VERSION,
@@ -24,6 +24,8 @@ from ..records import (
     ChunkVectors,
     FileChange,
     FileState,
+    IndexedTail,
+    TailChange,
     VectorDelta,
     pack_vector,
     vector_rows,
@@ -75,6 +77,11 @@ def replace_file(
     if conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is None:
         write_meta(conn, FILES_VERSION, secrets.token_hex(8))
     removed = _delete_chunks(conn, path)
+    return removed, _write_file(conn, path, source, state, chunks)
+
+
+def _write_file(conn: Any, path: str, source: str, state: FileState, chunks: Sequence[Chunk]) -> list[int]:
+    """Insert ``chunks`` and record the file's state; returns the chunks' ids (in order, so ascending)."""
     ids: list[int] = []
     for chunk in chunks:
         cur = conn.execute(
@@ -88,7 +95,36 @@ def replace_file(
         "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at",
         (path, source, state.hash, state.mtime_ns, state.size, time.time()),
     )
-    return removed, ids
+    return ids
+
+
+def indexed_tails(conn: Any, paths: Sequence[str], chunks: int) -> dict[str, IndexedTail]:
+    """The state and last ``chunks`` chunks (by id: a file's chunks are inserted in order) of ``paths``,
+    each file read in one statement, so its chunks match its state."""
+    tails: dict[str, IndexedTail] = {}
+    for path in paths:
+        rows = conn.execute(
+            "SELECT f.hash, f.mtime_ns, f.size, c.id, c.start_line, c.end_line, c.hash FROM files f LEFT JOIN chunks c "
+            "ON c.id IN (SELECT id FROM chunks WHERE path = f.path ORDER BY id DESC LIMIT ?) WHERE f.path = ? ORDER BY c.id",
+            (chunks, path),
+        ).fetchall()
+        if rows:
+            marks = [ChunkMark(*row[3:]) for row in rows if row[3] is not None]
+            tails[path] = IndexedTail(FileState(*rows[0][:3]), marks)
+    return tails
+
+
+def replace_tail(conn: Any, tail: TailChange) -> list[int] | None:
+    """Replace the chunks after ``tail.after`` (inside the caller's transaction); None when the index no
+    longer holds the file at ``tail.old`` with those chunks (another write came first)."""
+    change = tail.change
+    row = conn.execute("SELECT hash, size FROM files WHERE path = ?", (change.path,)).fetchone()
+    sql = "SELECT id, hash FROM chunks WHERE path = ? AND id >= ? ORDER BY id"
+    held = [tuple(r) for r in conn.execute(sql, (change.path, tail.after.id))]
+    if row is None or tuple(row) != (tail.old.hash, tail.old.size) or held != tail.expected():
+        return None
+    conn.execute("DELETE FROM chunks WHERE path = ? AND id > ?", (change.path, tail.after.id))
+    return _write_file(conn, change.path, change.source, change.state, change.chunks)
 
 
 def replace_files(conn: Any, changes: Sequence[FileChange]) -> list[tuple[list[int], list[int]]]:
