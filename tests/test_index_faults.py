@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -521,3 +522,36 @@ async def test_edits_by_another_engine_during_a_rebuild_survive_its_install(
     await build(make_engine, index_path=fresh, **new_chunking)
     assert chunk_rows(index_path) == chunk_rows(fresh)
     assert no_shadows(index_path) == []
+
+
+class _RacedPool(deque[tuple[int, Any]]):
+    """An idle reader pool whose last connection another reader takes just after anyone checks it is not empty
+    (the window between a check and a pop, made certain instead of rare)."""
+
+    def __init__(self, items: Any) -> None:
+        super().__init__(items)
+        self.taken: list[tuple[int, Any]] = []
+
+    def __bool__(self) -> bool:
+        held = len(self) > 0
+        while len(self):
+            self.taken.append(self.pop())  # the other reader's pop
+        return held
+
+
+async def test_taking_a_pooled_reader_is_one_step_that_no_other_reader_can_split(tmp_path: Path) -> None:
+    """A reader takes an idle connection with one pop (or opens one): a check-then-pop fails with IndexError when
+    another reader empties the pool between the two."""
+    from memdex.memory_core.stores.sqlite.owner import IndexDatabase
+
+    owner = IndexDatabase(tmp_path / "idx.sqlite")
+    await owner.open()
+    try:
+        assert await owner.read(lambda conn: conn.execute("SELECT 1").fetchone()[0]) == 1
+        pool = owner._readers = _RacedPool(owner._readers)
+        assert len(pool) == 1
+        assert await owner.read(lambda conn: conn.execute("SELECT 2").fetchone()[0]) == 2
+    finally:
+        for _, conn in pool.taken:
+            conn.close()
+        await owner.close()
