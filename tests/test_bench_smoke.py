@@ -14,7 +14,7 @@ from helpers import LOCOMO, TEST_MODEL, llama_server, needs_shared
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = TEST_MODEL
-SECTIONS = ("embed", "index", "resync", "search", "watch", "serve", "rss", "postgres")
+SECTIONS = ("embed", "index", "resync", "search", "append", "watch", "serve", "rss", "postgres")
 needs_locomo = needs_shared(LOCOMO)
 needs_model = needs_shared(MODEL)
 
