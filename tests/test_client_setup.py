@@ -382,3 +382,7 @@ def test_url_carries_the_bearer_token(home: Path, tmp_path: Path, capsys: pytest
     assert setup(tmp_path, "cursor", "--auth-token", token) == 2
     assert capsys.readouterr().err == ("memdex: --auth-token goes with --url (a server started over stdio needs no "
                                        "token); drop it or add --url\n")
+    for bad in ("", "short"):  # an unset $TOKEN or a weak one is refused before anything is written
+        before = (home / ".cursor" / "mcp.json").read_bytes()
+        assert setup(tmp_path, "cursor", "--url", url, "--auth-token", bad) == 2
+        assert "auth_token" in capsys.readouterr().err and (home / ".cursor" / "mcp.json").read_bytes() == before
