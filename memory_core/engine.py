@@ -149,10 +149,14 @@ class MemoryEngine:
 
     def _refuse_on_replica(self, what: str) -> None:
         if self.settings.replica:
-            raise InputError(
-                f"this memdex serves memory {self.settings.memory_name!r} as a replica (store.postgres.replica): "
-                f"only the host that holds its Markdown files may {what}; do it there"
-            )
+            raise InputError(self._replica_refusal(what))
+
+    def _replica_refusal(self, what: str) -> str:
+        """Why a replica does not ``what``: the host that holds the Markdown files does it."""
+        return (
+            f"this memdex serves memory {self.settings.memory_name!r} as a replica (store.postgres.replica): "
+            f"only the host that holds its Markdown files may {what}; do it there"
+        )
 
     def _changed_elsewhere(self, paths: list[str] | None) -> None:
         """Another process changed these paths of the index (None: anything may have changed: it switched to
@@ -300,10 +304,7 @@ class MemoryEngine:
                 "nothing was written; tell the user the note, or ask them to serve memdex without --read-only"
             )
         if self.settings.replica:
-            return (
-                f"this memdex serves memory {self.settings.memory_name!r} as a replica (store.postgres.replica): only "
-                "the host that holds its Markdown files may append to it; nothing was written, do it there"
-            )
+            return self._replica_refusal("append to it (nothing was written)")
         return None
 
     def today(self) -> dt.date:

@@ -177,7 +177,6 @@ class Syncer:
         else:
             self._failing = False
 
-
     # Full sync ----------------------------------------------------------------------------------
 
     async def sync(

@@ -80,11 +80,12 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
+            identity = _identity(fd)
+            size = identity[2]
             tail_start = max(0, size - TAIL_BYTES)
             tail = _read(fd, tail_start, size)
             known = _counted.get(file.path)
-            if known is not None and known[0] == _identity(fd):
+            if known is not None and known[0] == identity:
                 newlines = known[1]
             else:
                 newlines = _newlines(fd, tail_start) + tail.count(b"\n")
