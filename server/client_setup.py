@@ -28,6 +28,7 @@ from typing import Any
 from memdex.memory_core import ConfigError
 
 from . import client_toml
+from .client_toml import Json
 
 NAME = "memdex"
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex")
@@ -36,8 +37,6 @@ TITLES = {"claude-desktop": "Claude Desktop", "claude-code": "Claude Code", "cur
 TOKEN_VARIABLE = "MEMDEX_AUTH_TOKEN"  # Codex reads the token from the environment, not from its config file
 HOOK_CLIENTS = ("claude-code", "codex")
 HOOK_EVENTS = {"SessionStart": "session-start", "Stop": "stop"}  # Claude Code event -> `memdex hook` event
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
