@@ -12,7 +12,8 @@ import pytest
 from memdex.memory_core.search.scoring import bm25_idf, bm25_share, coverage_idf, term_coverage, weigh_terms
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.ops import match_expression
-from memdex.memory_core.text.terms import MAX_TERMS, query_terms
+from memdex.memory_core.text.segments import index_text
+from memdex.memory_core.text.terms import FTS_TOKENIZER, MAX_TERMS, query_terms
 
 ROWS = [
     "We decided to migrate the database to Postgres 16 next sprint",
@@ -22,6 +23,7 @@ ROWS = [
     "会议决定：数据库迁移 推迟到 下个月",
     "Redis caching and invalidation notes",
     "He said NEAR the end that AND OR NOT are operators",
+    "Lunch at a cafe, a naive plan",
 ]
 
 TERM_RE = re.compile(r'^"[^"]+"$')
@@ -35,10 +37,10 @@ def build_fts_query(text: str) -> str | None:
 
 @pytest.fixture
 def fts() -> Iterator[Any]:
-    """A real FTS5 table with the index's tokenizer and a few rows (rowid = position in ROWS + 1)."""
+    """A real FTS5 table indexing a few rows as the index does (rowid = position in ROWS + 1)."""
     conn = db.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
-    conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(ROWS, start=1)))
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, tokenize='{FTS_TOKENIZER}')")
+    conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", [(at, index_text(row)) for at, row in enumerate(ROWS, 1)])
     yield conn
     conn.close()
 
@@ -86,9 +88,10 @@ CASES: list[tuple[str, str, str | None, list[int] | None]] = [
     ("commit hash", "a828e60", '"a828e60"', [4]),
     ("hash with punctuation", "commit:a828e60!", '"commit" OR "a828e60"', [4]),
     ("leading and trailing underscores", "__postgres_url__", '"postgres_url"', [2]),
-    ("cjk", "数据库迁移", '"数据库迁移"', [5]),
-    ("cjk with punctuation", "会议决定：数据库迁移？", '"会议决定" OR "数据库迁移"', [5]),
-    ("accents", "café naïve", '"café" OR "naïve"', []),
+    ("cjk", "数据库迁移", '"数据" OR "据库" OR "库迁" OR "迁移"', [5]),
+    ("cjk with punctuation", "会议：迁移？", '"会议" OR "迁移"', [5]),
+    ("cjk one character", "库", '"库"', [5]),
+    ("accents", "café naïve", '"café" OR "naïve"', [8]),
     ("emoji mixed with words", "🚀 redis 🔥", '"redis"', [6]),
     ("numbers", "16", '"16"', [1]),
 ]

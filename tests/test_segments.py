@@ -1,4 +1,4 @@
-"""memory_core.text.segments: notes in every script found by their words, through a real SQLite FTS5 table."""
+"""memory_core.text.segments and .terms: notes in every script found by their words, through a real SQLite FTS5 table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import FTS_TOKENIZER, index_text, korean_stem, query_terms
+from memdex.memory_core.text.segments import index_text, korean_stem
+from memdex.memory_core.text.terms import FTS_TOKENIZER, query_terms, stems, term_keys
 
 TEA = "用户喜欢喝乌龙茶，不喜欢咖啡。"
 NOTES = {
@@ -113,28 +114,26 @@ def test_letters_and_digits_alone_are_not_identifiers() -> None:
     assert index_text("H2O and 3D and mRNA").split() == ["H2O", "and", "3D", "and", "mRNA", "m", "RNA"]
 
 
-def test_external_content_triggers_can_index_the_segmented_text() -> None:
-    """The integration path docs/benchmarks.md proposes: chunks keep the original text, the triggers index
-    it through a registered function, and a delete removes exactly the terms it added."""
-    conn = sqlite3.connect(":memory:")
-    conn.create_function("memdex_terms", 1, index_text, deterministic=True)
-    conn.executescript(f"""
-        CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);
-        CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
-        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, memdex_terms(new.text));
-        END;
-        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, memdex_terms(old.text));
-        END;
-    """)
-    conn.executemany("INSERT INTO chunks(text) VALUES (?)", [(TEA,), (NOTES["english"],), (NOTES["flag"],)])
-    match = " OR ".join(f'"{t}"' for t in query_terms("乌龙茶"))
-    sql = "SELECT c.text FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-    assert conn.execute(sql, (match,)).fetchall() == [(TEA,)]  # found by its terms, shown as written
-    conn.execute("DELETE FROM chunks WHERE text = ?", (TEA,))
-    assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone() == (0,)
-    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(chunks_fts, 'row')")
-    terms = {term for (term,) in conn.execute("SELECT term FROM v")}
-    assert "乌龙" not in terms and "bill" in terms  # porter-stemmed "billing"
-    conn.close()
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("乌龙茶", TEA),
+        ("cafe", NOTES["cafe"]),
+        ("zoë", "zoe"),
+        ("invoice", NOTES["tests"]),
+        ("billing", NOTES["flag"]),
+        ("화요일", NOTES["meeting"]),
+        ("backups", "one backup a day"),
+        ("การเว้นวรรค", NOTES["thai"]),
+    ],
+)
+def test_python_matching_agrees_with_the_index(query: str, text: str) -> None:
+    """Coverage and snippets match a query term in a text exactly when the term's keys are among the text's."""
+    present = stems(text)
+    assert all(term_keys(term) <= present for term in query_terms(query)), (query_terms(query), sorted(present))
+
+
+def test_python_matching_does_not_see_what_is_not_there() -> None:
+    present = stems(TEA)
+    assert not term_keys("红茶") <= present  # shares 茶, but not the bigram
+    assert not term_keys("coffee") <= present

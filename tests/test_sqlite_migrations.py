@@ -127,6 +127,60 @@ async def test_a_damaged_cache_is_emptied_and_the_index_kept(
     assert factory.provider.texts_embedded > embedded  # the cache's vectors were lost, not the index
 
 
+def _as_before_keyword_terms(index: Path) -> None:
+    """Turn a current index back into one memdex wrote before migration 0003: FTS5 over the raw text
+    (porter unicode61), the old triggers, no record of 0003, the old tokenizer in its identity."""
+    from memdex.memory_core.stores.sqlite import schema
+
+    conn = db.connect(index)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in ("DROP TRIGGER chunks_fts_insert", "DROP TRIGGER chunks_fts_delete", "DROP TABLE chunks_fts"):
+            conn.execute(statement)
+        first = schema._statements(schema.MIGRATIONS[0][1])
+        for statement in first:
+            if "chunks_fts" in statement:
+                conn.execute(statement)
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        conn.execute("DELETE FROM migrations WHERE name LIKE '0003%'")
+        identity = store.read_meta(conn, "identity")
+        identity["chunks"]["fts_tokenizer"] = "porter unicode61"
+        store.write_meta(conn, "identity", identity)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_an_index_from_before_keyword_terms_for_every_script_is_rebuilt_from_the_cache(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index whose FTS5 table holds raw text (a CJK sentence is one token) is migrated in place, so it
+    serves CJK queries at once, and rebuilt for the new identity with a log line that says why: no chunk
+    is embedded again."""
+    fill_workspace(workspace, files=10)
+    (workspace / "memory" / "2026-07-02.md").write_text("# 2026-07-02\n\n用户喜欢喝乌龙茶，不喜欢咖啡。\n", encoding="utf-8")
+    factory = HashFactory()
+    embedded = await build(make_engine, factory)
+    _as_before_keyword_terms(index_path)
+    with caplog.at_level("INFO"):
+        async with make_engine(provider_factory=factory, embedding={"provider": "none"}) as engine:
+            answer = await engine.search("咖啡")  # the migrated live index, before any sync
+            assert [hit.path for hit in answer.results] == ["memory/2026-07-02.md"]
+    assert any("0003_keyword_terms_for_every_script" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        async with make_engine(provider_factory=factory) as engine:
+            await engine.sync()
+            identity = await engine.index.read(engine.index.ops.read_meta, "identity")
+            assert identity["chunks"]["fts_tokenizer"] != "porter unicode61"
+            assert await engine.index.read(engine.index.ops.count_without_vectors) == 0
+            answer = await engine.search("乌龙茶")
+            assert answer.mode == "hybrid" and answer.results[0].path == "memory/2026-07-02.md"
+            await assert_hybrid(engine)
+    assert any("rebuilding" in r.getMessage() and "fts_tokenizer" in r.getMessage() for r in caplog.records)
+    assert factory.provider.texts_embedded == embedded
+
+
 def _old_index(path: Path, cache_rows: int) -> None:
     """An index as memdex wrote it before migrations were recorded: schema version 1, the cache inside."""
     from memdex.memory_core.stores.sqlite import schema

@@ -29,7 +29,7 @@ from ..errors import EmbeddingError, IndexCorrupt, MemdexError
 from ..stores.base import IndexOwner
 from ..stores.records import FileState, IndexedTail
 from ..text.chunking import CHUNKER_VERSION
-from ..text.terms import FTS_TOKENIZER
+from ..text.terms import TERMS_IDENTITY
 from ..workspace.files import MemoryFile, Workspace
 from . import indexer
 from .changes import ChangeFeed
@@ -139,7 +139,7 @@ class Syncer:
             "chunker": CHUNKER_VERSION,
             "chunk_tokens": self.settings.chunking.tokens,
             "chunk_overlap": self.settings.chunking.overlap,
-            "fts_tokenizer": FTS_TOKENIZER,
+            "fts_tokenizer": TERMS_IDENTITY,
         }
 
     @property
@@ -400,7 +400,10 @@ class Syncer:
                 self.built.identity = current
                 return _Pass([], [], [])
             # The old index is complete and keeps serving: the state stays as it is until the swap.
-            logger.info("index settings changed; rebuilding %s in the background", self.index.location)
+            logger.info(
+                "index settings changed (%s); rebuilding %s in the background",
+                ", ".join(changed_settings(current, wanted)), self.index.location,
+            )
             try:
                 async with self.index.shadow() as shadow:
                     if provider is not None:
@@ -435,3 +438,18 @@ class Syncer:
             self.ops.write_meta(conn, "identity", identity)
             self.ops.write_meta(conn, "last_sync", finished)
             self.ops.prune_cache(conn, max_cache)
+
+
+def changed_settings(built: dict[str, Any] | None, wanted: dict[str, Any]) -> list[str]:
+    """The settings (``chunks.fts_tokenizer``, ``vectors``) in which an index built with ``built`` differs from
+    ``wanted``; ``everything`` for an index that records none."""
+    if not built:
+        return ["everything"]
+    changed: list[str] = []
+    for part, value in wanted.items():
+        old = built.get(part)
+        if isinstance(value, dict) and isinstance(old, dict):
+            changed += [f"{part}.{key}" for key in sorted(value.keys() | old.keys()) if value.get(key) != old.get(key)]
+        elif value != old:
+            changed.append(part)
+    return changed

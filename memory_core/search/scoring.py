@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text.terms import stem, stems
+from ..text.terms import stems, term_keys
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -41,7 +41,7 @@ def coverage_idf(rows: int, total: int) -> float:
 class TermWeights:
     """A query's terms weighed by how many chunks hold each: what keyword scores are built on."""
 
-    stems: tuple[str, ...]  # each term's crude stem, as coverage matches it
+    keys: tuple[frozenset[str], ...]  # each term's match keys, as coverage matches it
     weights: tuple[float, ...]  # each term's coverage_idf; 0 for a term no chunk holds
     bm25_scale: float  # FTS5's IDF summed over the held terms: bm25 of a chunk with each once, average length
     missing: float = 0.0  # the terms no chunk holds, each weighed as the rarest: what no chunk can answer
@@ -51,7 +51,7 @@ def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> 
     """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each; missing = none)."""
     held = [counts.get(term, 0) for term in terms]
     return TermWeights(
-        tuple(map(stem, terms)),
+        tuple(map(term_keys, terms)),
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
         sum(bm25_idf(rows, total) for rows in held if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
@@ -64,7 +64,7 @@ def term_coverage(weights: TermWeights, text: str) -> float:
     if total <= 0:
         return 0.0
     present = stems(text)
-    return sum(w for stem, w in zip(weights.stems, weights.weights) if stem in present) / total
+    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present) / total
 
 
 def query_share(weights: TermWeights, text: str) -> float:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..limits import MIN_SNIPPET_CHARS
 from ..models import Explanation, Hit
-from ..text.terms import stems
+from ..text.terms import stems, term_keys
 from .ranking import Ranked
 
 ELLIPSIS = "…"
@@ -36,7 +36,7 @@ class LineScorer:
     """Scores a line by the query terms it holds, each weighted by its rarity among the given lines."""
 
     def __init__(self, terms: Sequence[str], texts: Iterable[str]) -> None:
-        self.terms = stems(" ".join(terms))
+        self.terms = frozenset[str]().union(*map(term_keys, terms))
         self._held: dict[str, frozenset[str]] = {}  # line -> the query terms it holds
         counts = dict.fromkeys(self.terms, 0)
         lines = 0

@@ -1,9 +1,9 @@
-"""Keyword terms for every script: the text an FTS5 index should hold, and the terms a query asks for. Pure.
+"""Text of every script cut into keyword terms: what the FTS5 index holds, and a query's pieces. Pure.
 
 FTS5's ``unicode61`` cuts text at spaces and punctuation only, so a run of Chinese, Japanese or Thai
 (no spaces between words) is one token, and a Korean word keeps its particle (``화요일로``). This module
-rewrites text into a string that ``porter unicode61 remove_diacritics 2`` (:data:`FTS_TOKENIZER`) cuts
-into useful terms, and cuts queries the same way (:func:`query_terms`), with no dictionary:
+rewrites text into a string that ``porter unicode61 remove_diacritics 2`` (:data:`.terms.FTS_TOKENIZER`) cuts
+into useful terms, and cuts queries the same way (:func:`query_pieces`), with no dictionary:
 
 * Han, Hiragana and Katakana runs become their single characters and overlapping bigrams
   (``乌龙茶`` -> ``乌 龙 茶 乌龙 龙茶``): a one- or two-character word is a term of its own, a longer
@@ -29,10 +29,10 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from .terms import MAX_TERMS, STOPWORDS
-
-# The tokenizer that reads index_text()'s output and query_terms()' terms (folds "café" to "cafe").
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+# English words that carry no retrieval signal in questions; dropped from a query when other terms remain.
+STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "he", "her", "his", "him", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
+)
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
@@ -40,7 +40,7 @@ _SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Tha
 _HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
 _SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
 _OTHER = f"[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]"  # other letters and digits
-_PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+)")
+_PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRES_URL: one term, a phrase
 # The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
@@ -128,15 +128,16 @@ def _with_camel_parts(text: str) -> str:
 
 
 def index_text(text: str) -> str:
-    """The string an FTS5 table using :data:`FTS_TOKENIZER` should index for ``text``."""
+    """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`)."""
     text = unicodedata.normalize("NFKC", text)
     if _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, text)
     return _with_camel_parts(text)
 
 
-def _query_pieces(text: str) -> Iterator[tuple[str, bool]]:
-    """(term, is a stop word) for every term of a query, in order."""
+def query_pieces(text: str) -> Iterator[tuple[str, bool]]:
+    """(term, is a stop word) for every term of a query, in order; each term is one token of
+    :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
     for match in _PIECE.finditer(unicodedata.normalize("NFKC", text)):
         piece = match.group(0)
         kind = match.lastgroup
@@ -154,18 +155,3 @@ def _query_pieces(text: str) -> Iterator[tuple[str, bool]]:
                 yield stem, stop
         else:
             yield piece.lower(), piece.lower() in STOPWORDS
-
-
-def query_terms(text: str) -> list[str]:
-    """The distinct terms of a query, lower-cased; stop words dropped when other terms remain.
-
-    Each term is one token of :func:`index_text`'s output, to be quoted and OR-ed like any keyword term.
-    Words joined by ``_`` are cut apart here (unicode61 cuts them in the index too).
-    """
-    seen: dict[str, bool] = {}
-    for term, stop in _query_pieces(text):
-        seen.setdefault(term, stop)
-        if len(seen) >= MAX_TERMS * 2:
-            break
-    content = [term for term, stop in seen.items() if not stop]
-    return (content or list(seen))[:MAX_TERMS]

@@ -1,46 +1,43 @@
-"""A query's search terms and the crude stems coverage and snippets match them by. Pure functions.
+"""A query's search terms, the tokenizer both stores index with, and the keys coverage and snippets match by.
 
-Terms are letters and digits (``POSTGRES_URL`` stays whole), lower-cased, stop-words dropped when
-other terms remain. Stores quote each term in their own syntax, so no input is ever read as a query
-operator; scoring weighs them (:mod:`..search.scoring`).
+Terms come from :mod:`.segments`, which cuts every script the way the index holds it: English words,
+identifier parts, CJK bigrams, Korean stems. Lower-cased; stop words dropped when other terms remain.
+Stores quote each term in their own syntax, so no input is ever read as a query operator; scoring
+weighs them (:mod:`..search.scoring`). Python-side matching (coverage, snippets) compares *match keys*:
+the tokens FTS5 would cut, accents folded, crudely stemmed.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
+from .segments import index_text, query_pieces
+
 MAX_TERMS = 64
-# How every store cuts text into keyword terms: FTS5's porter stemmer over unicode61 folding (the PostgreSQL
-# store runs SQLite's own tokenizer, so both rank alike). In the index's identity: a change rebuilds it.
-FTS_TOKENIZER = "porter unicode61"
+# How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
+# unicode61 folding, accents removed (the PostgreSQL store runs SQLite's own tokenizer, so both rank alike).
+# With the segmenter's version, in the index's identity: a change rebuilds the index.
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 1"
 
-_TERM = re.compile(r"[^\W_]+(?:_[^\W_]+)*")  # letters/digits, joined by inner underscores (POSTGRES_URL)
-
-# Words that carry no retrieval signal in questions; dropped only when other terms remain.
-STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "he", "her", "his", "him", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
-)
+_TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
+_SUFFIXES = ("ing", "ies", "ed", "es", "s")
+_FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, as remove_diacritics does
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct search terms of ``text``, lower-cased, stop-words removed when others remain."""
-    seen: dict[str, None] = {}
-    for match in _TERM.finditer(text):
-        term = match.group(0).lower()
-        if term not in seen:
-            seen[term] = None
+    """The distinct search terms of ``text``, lower-cased, stop words removed when others remain."""
+    seen: dict[str, bool] = {}
+    for term, stop in query_pieces(text):
+        seen.setdefault(term, stop)
         if len(seen) >= MAX_TERMS * 2:
             break
-    terms = list(seen)
-    content = [t for t in terms if t not in STOPWORDS]
-    return (content or terms)[:MAX_TERMS]
+    content = [term for term, stop in seen.items() if not stop]
+    return (content or list(seen))[:MAX_TERMS]
 
 
-_SUFFIXES = ("ing", "ies", "ed", "es", "s")
-
-
-@lru_cache(maxsize=65_536)
 def stem(term: str) -> str:
     """A crude English stem, enough to match 'backups' with 'backup' when counting coverage."""
     for suffix in _SUFFIXES:
@@ -49,7 +46,24 @@ def stem(term: str) -> str:
     return term
 
 
+@lru_cache(maxsize=65_536)
+def match_key(token: str) -> str:
+    """A lower-case token as coverage and snippets compare it: accents folded, crudely stemmed."""
+    if not token.isascii():
+        kept: list[str] = []
+        for char in unicodedata.normalize("NFD", token):
+            if not (unicodedata.combining(char) and kept and kept[-1] < _FOLDED_BELOW):
+                kept.append(char)
+        token = unicodedata.normalize("NFC", "".join(kept))
+    return stem(token)
+
+
+def term_keys(term: str) -> frozenset[str]:
+    """The match keys of a query term: a text holds the term when it holds all of them."""
+    return frozenset(map(match_key, _TOKEN.findall(term)))
+
+
 @lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
 def stems(text: str) -> frozenset[str]:
-    """The crude stems of the words of ``text``, lower-cased (how coverage and snippets match terms)."""
-    return frozenset(map(stem, _TERM.findall(text.lower())))
+    """The match keys of the terms ``text`` is indexed by (a query term matches a text holding all of its keys)."""
+    return frozenset(map(match_key, _TOKEN.findall(index_text(text).lower())))

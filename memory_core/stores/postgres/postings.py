@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ...text.segments import index_text
 from ..filters import SearchFilter
 from ..records import ChunkRow
 from . import tokens as fts_tokens
@@ -23,8 +24,9 @@ BLOCK_CHUNKS = 128  # chunks per doclist block: rows of a common term stay under
 
 def add(conn: PgConn, ids: Sequence[int], texts: Sequence[str]) -> fts_tokens.Doclists:
     """Index the chunks ``ids`` holding ``texts`` (one COPY of their doclists); returns the doclists, whose
-    lengths and blocks the chunks' rows record."""
-    postings = fts_tokens.doclists(ids, texts, BLOCK_CHUNKS)
+    lengths and blocks the chunks' rows record. Each text is indexed as segmented for every script, as the
+    SQLite index's triggers do."""
+    postings = fts_tokens.doclists(ids, [index_text(text) for text in texts], BLOCK_CHUNKS)
     _copy_doclists(conn, postings.rows)
     _count_text(conn, len(ids), sum(postings.lengths))
     return postings

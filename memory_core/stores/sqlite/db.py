@@ -3,7 +3,8 @@
 The standard library's ``sqlite3`` is used when it can load extensions; otherwise ``pysqlite3``
 (the ``pysqlite3-binary`` wheel on Linux). sqlite-vec is loaded into every connection when
 possible. When it cannot be, connections still open and keyword search keeps working; the reason
-is reported once, with what to do about it.
+is reported once, with what to do about it. Every connection has the keyword index's segmenter as the
+SQL function :data:`INDEX_TEXT_FUNCTION`, which the index's triggers call.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ...text.segments import index_text
+
 logger = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 5000
+INDEX_TEXT_FUNCTION = "memdex_index_text"  # text.segments.index_text, for the FTS triggers
 
 _VEC_FIX = (
     "Vector search is off; keyword search still works. To enable it use a Python whose sqlite3 can load "
@@ -117,6 +121,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
         conn = drv.module.connect(str(path), check_same_thread=False, isolation_level=None)
     conn.row_factory = drv.module.Row
     try:
+        conn.create_function(INDEX_TEXT_FUNCTION, 1, index_text, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
             _set_wal(conn)

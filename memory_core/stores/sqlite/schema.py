@@ -23,6 +23,7 @@ from typing import Any
 
 from ...text.terms import FTS_TOKENIZER
 from . import db, swap
+from .db import INDEX_TEXT_FUNCTION
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "0001_files_chunks_fts_cache",
-        f"""
+        """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
     path TEXT PRIMARY KEY,
@@ -71,7 +72,7 @@ CREATE TABLE chunks (
     text TEXT NOT NULL
 );
 CREATE INDEX chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='porter unicode61');
 CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
 END;
@@ -88,6 +89,26 @@ END;
 INSERT OR IGNORE INTO cache.embedding_cache(provider, model, fingerprint, hash, dims, embedding, last_used)
     SELECT provider, model, fingerprint, hash, dims, embedding, last_used FROM main.embedding_cache;
 DROP TABLE main.embedding_cache;
+""",
+    ),
+    (
+        # Keyword terms for every script: the FTS table indexes each chunk's text as segmented by
+        # text.segments (CJK grams, identifier parts; accents folded), through a function every connection
+        # registers; the chunks keep the text as written. A change to the segmenter is a new migration like
+        # this one: a 'delete' must hand FTS5 exactly the terms its insert gave.
+        "0003_keyword_terms_for_every_script",
+        f"""
+DROP TRIGGER chunks_fts_insert;
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, {INDEX_TEXT_FUNCTION}(new.text));
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, {INDEX_TEXT_FUNCTION}(old.text));
+END;
+INSERT INTO chunks_fts(rowid, text) SELECT id, {INDEX_TEXT_FUNCTION}(text) FROM chunks;
 """,
     ),
 ]
@@ -196,7 +217,7 @@ def _migrate(conn: Any, migrations: Sequence[tuple[str, str]], adopted: str | No
             for statement in _statements(script):
                 conn.execute(statement)
             conn.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
-            logger.debug("%s: applied migration %s", _main_file(conn), name)
+            logger.info("%s: applied migration %s", _main_file(conn), name)
 
 
 def _applied(conn: Any) -> set[str] | None:
