@@ -9,6 +9,7 @@ from .config import Settings, load_settings
 from .config_sections import ServerSettings
 from .embeddings.factory import candidates as provider_candidates
 from .embeddings.factory import open_provider
+from .embeddings.languages import script_warning
 from .engine import MemoryEngine, SyncReport
 from .errors import (
     ClosedError,
@@ -29,6 +30,7 @@ from .stores.sqlite.db import driver as sqlite_driver
 from .textutil import shown, split_lines
 from .workspace.appender import append_entry, format_entry
 from .workspace.files import MemoryFile, Workspace, check_root
+from .workspace.scripts import memory_letters
 
 __all__ = [
     "AppendReceipt",
@@ -59,8 +61,10 @@ __all__ = [
     "index_owner",
     "limits",
     "load_settings",
+    "memory_letters",
     "open_provider",
     "provider_candidates",
+    "script_warning",
     "shown",
     "split_lines",
     "sqlite_driver",

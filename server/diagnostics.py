@@ -17,10 +17,13 @@ from memdex.memory_core import (
     MemdexError,
     MemoryEngine,
     Settings,
+    Workspace,
     check_root,
     index_owner,
+    memory_letters,
     open_provider,
     provider_candidates,
+    script_warning,
     sqlite_driver,
 )
 
@@ -92,11 +95,15 @@ async def doctor(settings: Settings) -> int:
     print(f"index         {await _probe_index(settings, problems)}")
     print(f"embeddings    provider = {settings.embedding.provider}, fallback = {settings.embedding.fallback}")
     ready = await _probe_embeddings(settings, problems)
+    if ready and not settings.replica and not problems:
+        letters = await anyio.to_thread.run_sync(memory_letters, Workspace(settings.workspace_dir, settings.extra_paths))
+        if warning := script_warning(ready[1], letters):
+            print(f"WARNING: {warning}")
     if problems:
         print(f"PROBLEMS: {len(problems)}: " + "; ".join(problems))
         return 1
     if ready:
-        print(f"OK: keyword and vector search ready ({ready})")
+        print(f"OK: keyword and vector search ready ({' '.join(ready)})")
     elif settings.embedding.provider == "none":
         print("OK: keyword search ready (keyword-only, as configured: embedding.provider is none)")
     else:  # auto found nothing to try: keyword-only is what it gives, and a supported way to run
@@ -122,7 +129,7 @@ async def _probe_index(settings: Settings, problems: list[str]) -> str:
     return f"{owner.location}: reachable, {files} files in {chunks} chunks"
 
 
-async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | None:
+async def _probe_embeddings(settings: Settings, problems: list[str]) -> tuple[str, str] | None:
     """Load the configured provider and embed a probe: the provider and model that answered, or None
     (a problem is noted when a provider was wanted)."""
     started = time.perf_counter()
@@ -153,4 +160,4 @@ async def _probe_embeddings(settings: Settings, problems: list[str]) -> str | No
         return None
     finally:
         await provider.aclose()
-    return f"{provider.id} {provider.model}"
+    return provider.id, provider.model

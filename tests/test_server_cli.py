@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from fake_openai import FakeOpenAI
+from helpers import TEST_MODEL
 
 
 def _memdex(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
@@ -109,6 +110,22 @@ def test_doctor_ends_with_a_verdict_and_a_matching_exit_code(tmp_path: Path, wor
     last = broken.stdout.splitlines()[-1]
     assert broken.returncode == 1 and last.startswith("PROBLEMS: 2: workspace "), broken.stdout
     assert "does not exist" in last and "no embedding provider loaded" in last
+
+
+def test_doctor_warns_when_the_model_cannot_read_the_memorys_script(workspace: Path, fake: FakeOpenAI) -> None:
+    """An English-only model (all-MiniLM, the test model) over notes mostly in Chinese: a warning naming
+    both, the verdict still OK. No warning for English notes, nor for a multilingual model."""
+    (workspace / "MEMORY.md").write_text("# 记忆\n\n- 用户喜欢喝乌龙茶，不喜欢咖啡。\n- 数据库迁移推迟到下个月。\n", encoding="utf-8")
+    local = {"MEMDEX_EMBEDDING__PROVIDER": "local", "MEMDEX_EMBEDDING__LOCAL__MODEL": str(TEST_MODEL)}
+    chinese = _memdex("doctor", "--workspace", str(workspace), **local)
+    warning = [line for line in chinese.stdout.splitlines() if line.startswith("WARNING:")]
+    assert chinese.returncode == 0 and chinese.stdout.splitlines()[-1].startswith("OK: keyword and vector"), chinese.stdout
+    assert len(warning) == 1 and "Chinese/Japanese" in warning[0] and "all-MiniLM-L6-v2" in warning[0], chinese.stdout
+    openai = {"MEMDEX_EMBEDDING__PROVIDER": "openai", "MEMDEX_EMBEDDING__OPENAI__BASE_URL": fake.url,
+              "MEMDEX_EMBEDDING__OPENAI__API_KEY": "sk-test"}  # fmt: skip
+    assert "WARNING:" not in _memdex("doctor", "--workspace", str(workspace), **openai).stdout
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The user prefers oolong tea to coffee (乌龙茶).\n", encoding="utf-8")
+    assert "WARNING:" not in _memdex("doctor", "--workspace", str(workspace), **local).stdout
 
 
 def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path, workspace: Path) -> None:

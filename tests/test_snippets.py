@@ -15,6 +15,8 @@ from memdex.memory_core.errors import InputError
 from memdex.memory_core.search.ranking import Ranked
 from memdex.memory_core.search.snippets import LineScorer, best_window, fit, to_hit
 from memdex.memory_core.stores.records import ChunkRow
+from memdex.memory_core.text.chunking import text_cost
+from memdex.memory_core.text.terms import query_terms
 
 pytestmark = pytest.mark.both_stores
 
@@ -54,6 +56,34 @@ def test_a_short_chunk_is_returned_whole_and_a_long_line_is_cut_around_its_match
     assert (window.start_line, window.end_line) == (2, 2)
     assert "needle" in window.text and len(window.text) == 300
     assert window.text.startswith("…") and window.text.endswith("…")
+
+
+CJK_SENTENCES = [f"第{n}次会议讨论了预算和人员安排，没有做出新的决定。" for n in range(1, 40)]
+
+
+def test_a_long_cjk_line_shows_its_answering_sentences_whole() -> None:
+    """A Chinese paragraph on one line: the snippet is whole sentences around the one that answers, cut at
+    。 and never mid-sentence, within the weighted budget (a CJK character costs four)."""
+    sentences = list(CJK_SENTENCES)
+    sentences[25] = "用户喜欢喝乌龙茶，不喜欢咖啡。"
+    line = "".join(sentences)
+    scorer = LineScorer(query_terms("乌龙茶"), [line])
+    window = best_window(f"# 笔记\n{line}", 1, 2, scorer, 300)
+    assert (window.start_line, window.end_line) == (2, 2)
+    assert "用户喜欢喝乌龙茶，不喜欢咖啡。" in window.text
+    assert text_cost(window.text) <= 300 and len(window.text) < 300 // 2
+    inner = window.text.strip("…")
+    assert window.text.startswith("…") and window.text.endswith("…")
+    assert inner.endswith("。") and line.find(inner) > 0 and line[line.find(inner) - 1] == "。"  # whole sentences
+
+
+def test_the_answer_budget_counts_cjk_characters_as_tokens() -> None:
+    """maxChars is weighted: 2,000 buys about 500 CJK characters, as it buys about 500 tokens of English."""
+    items = [chunk(CJK_SENTENCES[n : n + 8], cid=n + 1, path=f"memory/2026-01-{n + 1:02d}.md") for n in range(20)]
+    chosen, left_out = fit(items, query_terms("会议预算"), 2_000, 700)
+    shown = sum(text_cost(window.text) for _, window in chosen)
+    assert shown <= 2_000 and left_out > 0
+    assert 400 < sum(len(window.text) for _, window in chosen) <= 650  # digits and "，" count one
 
 
 def test_a_chunk_without_matching_lines_shows_its_head() -> None:

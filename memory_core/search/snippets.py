@@ -6,20 +6,29 @@ terms (each term weighted by how rare it is among the candidates' lines, so "lik
 little and "camping" for much), widened with the lines around it while it fits. The answer as a
 whole keeps within a character budget, filled best hit first; the top hit is always shown, and what
 the hits leave of the budget shows more of the best ones.
+
+Sizes are weighted characters (:func:`~..text.chunking.text_cost`): what the agent pays for in tokens, so a
+CJK character counts four. A line too long to show whole (CJK notes often hold a paragraph per line) is
+cut into sentences (``。！？!?``), and the sentences that best answer are shown; only a sentence longer
+than the room is cut by characters, around its first match.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..limits import MIN_SNIPPET_CHARS
 from ..models import Explanation, Hit
+from ..text.chunking import text_cost
 from ..text.terms import stems, term_keys
 from .ranking import Ranked
 
 ELLIPSIS = "…"
+_SENTENCE = re.compile(r"[^。！？!?]*(?:[。！？!?]+[」』）)\"']*\s*|$)")  # a sentence with its end marks and closing quotes
 
 
 @dataclass(frozen=True)
@@ -68,14 +77,14 @@ class LineScorer:
 def best_window(text: str, start_line: int, end_line: int, scorer: LineScorer, max_chars: int) -> Window:
     """The run of whole lines of ``text`` (a chunk of lines ``start_line..end_line``) best for the query.
 
-    A chunk that fits is returned whole. Otherwise the highest-scoring run of lines that fits is
-    found, narrowed to its matching lines and widened again around them with context, a line
-    before then a line after, while it fits. A single line longer than ``max_chars`` is cut around
-    its first match and marked with an ellipsis; a chunk with no matching line shows its head.
+    A chunk that fits (``max_chars`` weighted characters) is returned whole. Otherwise the highest-scoring
+    run of lines that fits is found, narrowed to its matching lines and widened again around them with
+    context, a line before then a line after, while it fits. A single line longer than ``max_chars`` shows
+    its best sentences (:func:`_cut_line`); a chunk with no matching line shows its head.
     A chunk whose text is not its file's lines one for one (a transcript's readable excerpt) keeps
     its own line range.
     """
-    if len(text) <= max_chars:
+    if text_cost(text) <= max_chars:
         return Window(start_line, end_line, text, "the whole chunk (it fits)")
     lines = text.split("\n")
     window = _choose(lines, start_line, scorer, max_chars)
@@ -86,79 +95,105 @@ def best_window(text: str, start_line: int, end_line: int, scorer: LineScorer, m
 
 def _choose(lines: list[str], start_line: int, scorer: LineScorer, max_chars: int) -> Window:
     scores = [scorer.score(line) for line in lines]
-    first, last = _best_run(lines, scores, max_chars)
+    costs = [text_cost(line) + 1 for line in lines]  # with its newline
+    first, last = _best_run(scores, costs, max_chars)
     terms = scorer.describe(lines[first : last + 1]) if scores[first] > 0 else ""
-    if len(lines[first]) > max_chars:  # the best line alone is too long
-        why = f"line {start_line + first} cut around its first match: " + (terms or "no query term in the chunk")
+    if costs[first] - 1 > max_chars:  # the best line alone is too long
+        why = f"line {start_line + first}, its best sentences: " + (terms or "no query term in the chunk")
         return Window(start_line + first, start_line + first, _cut_line(lines[first], scorer, max_chars), why)
     why = f"best-matching lines {start_line + first}-{start_line + last} ({terms}) with context" if terms else (
         "the chunk's first lines: none holds a query term"
     )
-    first, last = _widen(lines, first, last, max_chars)
+    first, last = _widen(costs, first, last, max_chars)
     return Window(start_line + first, start_line + last, "\n".join(lines[first : last + 1]), why)
 
 
-def _best_run(lines: Sequence[str], scores: Sequence[float], max_chars: int) -> tuple[int, int]:
-    """The densest run of matching lines within ``max_chars``: the best line and the good lines near it.
+def _best_run(scores: Sequence[float], costs: Sequence[int], max_chars: int) -> tuple[int, int]:
+    """The densest run of matching pieces (lines, or a line's sentences) within ``max_chars``: the best
+    piece and the good pieces near it; ``costs`` are the pieces' sizes, separators included.
 
-    A line is worth its score less half the best line's, so lines that only share a common term
+    A piece is worth its score less half the best piece's, so pieces that only share a common term
     with the query (a speaker's name on every line) cost more than they bring, and the run does
-    not stretch over them. When the best line alone is longer than ``max_chars`` it is returned
-    (the caller cuts it); when nothing matches, the first line.
+    not stretch over them. When the best piece alone is larger than ``max_chars`` it is returned
+    (the caller cuts it); when nothing matches, the first piece.
     """
-    top = max(range(len(lines)), key=scores.__getitem__)
-    if scores[top] <= 0 or len(lines[top]) > max_chars:
+    top = max(range(len(scores)), key=scores.__getitem__)
+    if scores[top] <= 0 or costs[top] - 1 > max_chars:
         return top, top
     bar = scores[top] / 2
     best = (scores[top] - bar, top, top)
-    for first in range(len(lines)):
-        if scores[first] <= bar:  # a run starts and ends on a good line
+    for first in range(len(scores)):
+        if scores[first] <= bar:  # a run starts and ends on a good piece
             continue
         total, size = 0.0, -1
-        for last in range(first, len(lines)):
-            size += len(lines[last]) + 1
+        for last in range(first, len(scores)):
+            size += costs[last]
             if size > max_chars:
                 break
             total += scores[last] - bar
-            if total > best[0] and scores[first] > bar and scores[last] > bar:
+            if total > best[0] and scores[last] > bar:
                 best = (total, first, last)
     return best[1], best[2]
 
 
-def _widen(lines: Sequence[str], first: int, last: int, max_chars: int) -> tuple[int, int]:
-    """Add the lines around ``first..last`` while the run fits, two after for each one before.
+def _widen(costs: Sequence[int], first: int, last: int, max_chars: int) -> tuple[int, int]:
+    """Add the pieces around ``first..last`` while the run fits, two after for each one before.
 
     What follows a match usually completes it (a heading's section, a question's answer, a list
     item's details), so the context leans forward.
     """
-    size = sum(len(line) for line in lines[first : last + 1]) + last - first
+    size = sum(costs[first : last + 1]) - 1
     grew = True
     while grew:
         grew = False
         for _ in range(2):
-            if last < len(lines) - 1 and size + len(lines[last + 1]) + 1 <= max_chars:
+            if last < len(costs) - 1 and size + costs[last + 1] <= max_chars:
                 last += 1
-                size += len(lines[last]) + 1
+                size += costs[last]
                 grew = True
-        if first > 0 and size + len(lines[first - 1]) + 1 <= max_chars:
+        if first > 0 and size + costs[first - 1] <= max_chars:
             first -= 1
-            size += len(lines[first]) + 1
+            size += costs[first]
             grew = True
     return first, last
 
 
 def _cut_line(line: str, scorer: LineScorer, max_chars: int) -> str:
-    """``max_chars`` of a long line, starting a little before its first query term."""
+    """At most ``max_chars`` (weighted) of a long line: its best run of whole sentences with the sentences
+    around it, marked with an ellipsis where the line goes on; a sentence too long alone is cut around its
+    first query term."""
+    sentences = [piece for piece in _SENTENCE.findall(line) if piece]
+    scores = [scorer.score(sentence) for sentence in sentences]
+    costs = [text_cost(sentence) for sentence in sentences]
+    first, last = _best_run(scores, [cost + 1 for cost in costs], max_chars - 2)  # room for two ellipses
+    if costs[first] > max_chars - 2:
+        return _cut_sentence(line, scorer, max_chars)
+    first, last = _widen([cost + 1 for cost in costs], first, last, max_chars - 2)
+    text = "".join(sentences[first : last + 1]).strip()
+    return (ELLIPSIS if first > 0 else "") + text + (ELLIPSIS if last < len(sentences) - 1 else "")
+
+
+def _cut_sentence(line: str, scorer: LineScorer, max_chars: int) -> str:
+    """``max_chars`` (weighted) of a long line, starting a little before its first query term, never inside
+    a character's combining marks."""
     lowered = line.lower()
     found = [lowered.find(term) for term in scorer.terms]
     hit = min((at for at in found if at >= 0), default=0)
-    start = max(0, min(hit - max_chars // 4, len(line) - max_chars))
-    piece = line[start : start + max_chars]
-    if start > 0:
-        piece = ELLIPSIS + piece[1:]
-    if start + max_chars < len(line):
-        piece = piece[:-1] + ELLIPSIS
-    return piece
+    costs = [text_cost(char) for char in line]
+    room = max_chars - 2  # for the ellipses
+    start, lead = hit, 0
+    while start > 0 and lead + costs[start - 1] <= room // 4:
+        start -= 1
+        lead += costs[start]
+    end, size = start, 0
+    while end < len(line) and size + costs[end] <= room:
+        size += costs[end]
+        end += 1
+    while 0 < start < end and unicodedata.combining(line[start]):
+        start += 1
+    while start < end < len(line) and unicodedata.combining(line[end]):
+        end -= 1
+    return (ELLIPSIS if start > 0 else "") + line[start:end] + (ELLIPSIS if end < len(line) else "")
 
 
 def fit(
@@ -180,7 +215,7 @@ def fit(
             return chosen, len(items) - place
         row = item.row
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1))
-        used += len(window.text)
+        used += text_cost(window.text)
         chosen.append((item, window))
     return _widened(chosen, scorer, budget - used), 0
 
@@ -191,9 +226,10 @@ def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int
         row = item.row
         if spare < MIN_SNIPPET_CHARS:
             break
+        shown = text_cost(window.text)
         if len(window.text) < len(row.text):
-            wider = best_window(row.text, row.start_line, row.end_line, scorer, len(window.text) + spare)
-            spare -= len(wider.text) - len(window.text)
+            wider = best_window(row.text, row.start_line, row.end_line, scorer, shown + spare)
+            spare -= text_cost(wider.text) - shown
             chosen[at] = (item, wider)
     return chosen
 

@@ -1,0 +1,28 @@
+"""Which writing systems a text's letters are in: how the doctor tells an English-only embedding model
+from the memory it would have to read. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# Scripts an embedding model may or may not have been trained on, by letter ranges; other letters count as
+# "other". Latin covers English and the accented European languages.
+SCRIPTS: dict[str, str] = {
+    "Latin": "A-Za-z\u00c0-\u024f\u1e00-\u1eff",
+    "Chinese/Japanese": "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f",
+    "Korean": "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e",
+    "Cyrillic": "\u0400-\u04ff",
+    "Greek": "\u0370-\u03ff",
+    "Arabic": "\u0600-\u06ff",
+    "Hebrew": "\u0590-\u05ff",
+    "Devanagari": "\u0900-\u097f",
+    "Thai": "\u0e00-\u0e7f",
+}
+_LETTERS = {name: re.compile(f"[{chars}]") for name, chars in SCRIPTS.items()}
+
+
+def letters_by_script(text: str) -> Counter[str]:
+    """How many of ``text``'s letters each script of :data:`SCRIPTS` holds (scripts with none left out)."""
+    counts = Counter({name: len(pattern.findall(text)) for name, pattern in _LETTERS.items()})
+    return +counts
