@@ -30,13 +30,15 @@ from memdex.memory_core.stores.records import FileChange, FileState
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite import schema
 from memdex.memory_core.text.chunking import Chunk
+from memdex.memory_core.text.terms import query_terms
 from memdex.memory_core.textutil import sha256_hex
 
 MakeEngine = Callable[..., MemoryEngine]
 Write = Callable[[str, str], Path]
 
-# Words with stems in common (porter), underscores and hyphens (phrases), digits and non-ASCII folding.
-VOCABULARY = ["backup", "backups", "backing", "deploy", "deployed", "deploys", "kafka", "grafana", "postgres_url", "e-mail", "café", "cafe", "naïve", "2026", "rollout", "migration", "migrations", "index", "indexes", "indexing", "standup", "retro", "alice", "bob", "carol", "ticket", "tickets", "YN0028", "lockfile", "lentil", "soup", "cumin", "lemon", "data", "the", "of", "and", "to", "a", "in", "is", "memory", "notes", "agent", "search", "vector"]
+# Words with stems in common (porter), underscores and hyphens (phrases), digits, non-ASCII folding, camelCase,
+# and CJK, Korean and Thai words, which the index holds as grams and stems (text.segments).
+VOCABULARY = ["乌龙茶", "咖啡", "数据库迁移", "東京", "打ち合わせ", "プロジェクト", "화요일로", "화요일", "ภาษาไทย", "BillingV2Enabled", "test_invoice.py", "backup", "backups", "backing", "deploy", "deployed", "deploys", "kafka", "grafana", "postgres_url", "e-mail", "café", "cafe", "naïve", "2026", "rollout", "migration", "migrations", "index", "indexes", "indexing", "standup", "retro", "alice", "bob", "carol", "ticket", "tickets", "YN0028", "lockfile", "lentil", "soup", "cumin", "lemon", "data", "the", "of", "and", "to", "a", "in", "is", "memory", "notes", "agent", "search", "vector"]
 FILES = ["MEMORY.md", "memory/2026-01-10.md", "memory/2026-01-12-standup.md", "notes/projects/kafka.md", "notes/misc.md"]
 
 
@@ -105,10 +107,9 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
         SearchFilter(source="memory"),
         SearchFilter(source="sessions"),
     ]
-    compared = 0
+    compared = scripts = 0
     for _ in range(120):
-        terms = list(dict.fromkeys(t.lower() for t in rng.sample(VOCABULARY, rng.randint(1, 5))))
-        terms = [t for part in terms for t in part.replace("-", " ").split()] or ["data"]
+        terms = query_terms(" ".join(rng.sample(VOCABULARY, rng.randint(1, 5)))) or ["data"]
         if rng.random() < 0.2:
             terms.append("postgres_url")
         assert pg_store.term_counts(pg, terms) == store.term_counts(lite, terms)
@@ -118,7 +119,9 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
                 assert [hit[:2] for hit in ours] == [hit[:2] for hit in theirs], (terms, where, limit)
                 assert all(abs(a[2] - b[2]) < 1e-9 for a, b in zip(ours, theirs, strict=True)), (terms, where)
                 compared += bool(theirs)
+                scripts += bool(theirs) and not all(term.isascii() for term in terms)
     assert compared > 500  # most searches found something to compare
+    assert scripts > 100  # many of them with CJK, Korean or Thai terms
     lite.close()
 
 

@@ -1,0 +1,134 @@
+"""Memory in every script, end to end: notes in Chinese, Japanese, Korean, Thai, accented Latin and mixed
+English/CJK found by their words over MCP (an in-process client) and the CLI, keyword-only and hybrid (the
+real GGUF test model); unrelated and gibberish CJK queries answered with nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import TEST_MODEL, needs_shared
+from mcp import Client
+
+from memdex.memory_core import MemoryEngine, load_settings
+from memdex.memory_core.embeddings.languages import english_only, script_warning
+from memdex.memory_core.text.scripts import letters_by_script
+from memdex.server import build_server
+
+NOTES = {
+    "MEMORY.md": "# 记忆\n\n- 用户喜欢喝乌龙茶，不喜欢咖啡。\n- 数据库迁移推迟到下个月。\n",
+    "memory/2026-03-01.md": "# 2026-03-01\n\n- 来週、東京でプロジェクトの打ち合わせをします。\n- 予算は三百万円です。\n",
+    "memory/2026-03-02.md": "# 2026-03-02\n\n- 회의는 화요일로 옮겼다.\n- 서울 사무실 이사는 다음 달이다.\n",
+    "memory/2026-03-03.md": "# 2026-03-03\n\n- ภาษาไทยไม่มีการเว้นวรรคระหว่างคำ\n",
+    "memory/2026-03-04.md": "# 2026-03-04\n\n- Met Zoë at the café near the station; she moved to Zürich.\n",
+    "memory/2026-03-05.md": "# 2026-03-05\n\n- Fixed the flaky test in tests/test_invoice.py; BillingV2Enabled stays off.\n",
+    "memory/2026-03-06.md": "# 2026-03-06\n\n- Deploy 周五 via GitHub Actions；回滚方案是 blue-green。\n",
+    "memory/2026-03-07.md": "# 2026-03-07\n\n- We went hiking in the mountains with Sam; the weather was lovely.\n",
+}
+FOUND = [  # (query, the note that must come first)
+    ("乌龙茶", "MEMORY.md"),
+    ("咖啡", "MEMORY.md"),
+    ("用户喜欢喝什么茶？", "MEMORY.md"),
+    ("数据库什么时候迁移", "MEMORY.md"),
+    ("東京", "memory/2026-03-01.md"),
+    ("打ち合わせはいつですか", "memory/2026-03-01.md"),
+    ("予算", "memory/2026-03-01.md"),
+    ("화요일", "memory/2026-03-02.md"),
+    ("서울 사무실", "memory/2026-03-02.md"),
+    ("การเว้นวรรค", "memory/2026-03-03.md"),
+    ("cafe", "memory/2026-03-04.md"),
+    ("zurich", "memory/2026-03-04.md"),
+    ("invoice", "memory/2026-03-05.md"),
+    ("billing", "memory/2026-03-05.md"),
+    ("回滚", "memory/2026-03-06.md"),
+    ("blue-green deploy", "memory/2026-03-06.md"),
+    ("hiking with Sam", "memory/2026-03-07.md"),
+]
+NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "quetzal flamingo"]
+NOTHING_WARNING = "nothing in memory matches this query"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@asynccontextmanager
+async def connected(workspace: Path, embedding: dict[str, Any]) -> AsyncIterator[Client]:
+    settings = load_settings(workspace=workspace, index_path=workspace.parent / "idx.sqlite", embedding=embedding)
+    engine = MemoryEngine(settings, background_sync=False)
+    async with Client(build_server(engine)) as client:
+        await engine.sync()
+        yield client
+
+
+KEYWORD = {"provider": "none"}
+HYBRID = {"provider": "local", "local": {"model": str(TEST_MODEL)}}
+
+
+async def search(client: Client, query: str) -> dict[str, Any]:
+    result = await client.call_tool("memory_search", {"query": query})
+    assert not result.is_error, result
+    answer = result.structured_content
+    assert answer is not None
+    return answer
+
+
+async def test_every_script_is_found_by_its_words_keyword_only(workspace: Path) -> None:
+    async with connected(workspace, KEYWORD) as client:
+        for query, rel in FOUND:
+            answer = await search(client, query)
+            assert answer["mode"] == "keyword"
+            assert [hit["path"] for hit in answer["results"]][:1] == [rel], (query, answer)
+            assert answer["results"][0]["snippet"] in NOTES[rel]  # shown as written, not as indexed
+        for query in NOTHING:
+            answer = await search(client, query)
+            assert answer["results"] == [] and NOTHING_WARNING in (answer["warning"] or ""), (query, answer)
+
+
+@needs_shared(TEST_MODEL)
+async def test_every_script_is_found_by_its_words_hybrid(workspace: Path) -> None:
+    """An English-only model adds noise on CJK; the keyword side still puts the right note first."""
+    async with connected(workspace, HYBRID) as client:
+        for query, rel in FOUND:
+            answer = await search(client, query)
+            assert answer["mode"] == "hybrid"
+            assert [hit["path"] for hit in answer["results"]][:1] == [rel], (query, answer)
+
+
+def test_the_cli_searches_every_script(workspace: Path, tmp_path: Path) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
+    environment |= {"MEMDEX_EMBEDDING__PROVIDER": "none", "MEMDEX_INDEX_PATH": str(tmp_path / "cli.sqlite")}
+
+    def memdex(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "memdex.server.cli", *args, "--workspace", str(workspace)]
+        return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60, encoding="utf-8")
+
+    for query, rel in (("乌龙茶", "MEMORY.md"), ("東京", "memory/2026-03-01.md"), ("화요일", "memory/2026-03-02.md")):
+        done = memdex("search", query, "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["results"][0]["path"] == rel
+    done = memdex("search", "天气预报")
+    assert done.returncode == 0 and NOTHING_WARNING in done.stdout + done.stderr
+
+
+def test_the_scripts_of_a_memory_and_the_models_that_read_them() -> None:
+    letters = letters_by_script("用户喜欢喝乌龙茶 and tea, 화요일")
+    assert letters["Chinese/Japanese"] == 8 and letters["Latin"] == 6 and letters["Korean"] == 3
+    assert english_only("/models/all-MiniLM-L6-v2-f16.gguf") and english_only("BAAI/bge-small-en-v1.5")
+    assert not english_only("hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf")
+    assert not english_only("text-embedding-3-small") and not english_only("intfloat/multilingual-e5-small")
+    assert script_warning("all-MiniLM-L6-v2", letters) is not None
+    assert script_warning("all-MiniLM-L6-v2", letters_by_script("mostly English text, one word 茶")) is None
+    assert script_warning("text-embedding-3-small", letters) is None
