@@ -67,7 +67,7 @@ _CJK_STOP_WORDS = (
     "の は が を に で と も か へ や"
 )
 CJK_STOPWORDS = sorted(_CJK_STOP_WORDS.split(), key=len, reverse=True)
-_CJK_STOP = re.compile("|".join(map(re.escape, CJK_STOPWORDS)))
+_CJK_STOP = re.compile("(" + "|".join(map(re.escape, CJK_STOPWORDS)) + ")")  # split() keeps the stop words
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
 
@@ -135,6 +135,24 @@ def index_text(text: str) -> str:
     return _with_camel_parts(text)
 
 
+def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, bool]]:
+    """The grams of a CJK or Southeast Asian run of a query, cut at CJK stop words.
+
+    A lone character left between one-character stop words (``在日`` -> ``日``) is weak, kept only when
+    nothing else remains, as a stop word is: such stop words are often part of a word (``在日``, ``和服``).
+    After a longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query.
+    """
+    parts = _CJK_STOP.split(piece) if kind == "cjk" else [piece]  # run, stop word, run, ...
+    runs = [(at, run) for at, run in enumerate(parts) if at % 2 == 0 and run]
+    if not runs:  # the whole run is stop words: keep it as such
+        yield from ((gram, True) for gram in _bigrams(list(piece)))
+    for at, run in runs:
+        units = list(run) if kind == "cjk" else _clusters(run)
+        stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
+        weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops)
+        yield from ((gram, weak) for gram in _bigrams(units))
+
+
 def query_pieces(text: str) -> Iterator[tuple[str, bool]]:
     """(term, is a stop word) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
@@ -142,12 +160,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, bool]]:
         piece = match.group(0)
         kind = match.lastgroup
         if kind in ("cjk", "sea"):
-            runs = _CJK_STOP.split(piece) if kind == "cjk" else [piece]
-            kept = [run for run in runs if run]
-            if not kept:  # the whole run is stop words: keep it as such
-                yield from ((gram, True) for gram in _bigrams(list(piece)))
-            for run in kept:
-                yield from ((gram, False) for gram in _bigrams(list(run) if kind == "cjk" else _clusters(run)))
+            yield from _run_pieces(piece, kind)
         elif kind == "hangul":
             stop = piece in KOREAN_STOPWORDS
             yield piece, stop
