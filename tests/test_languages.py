@@ -8,17 +8,20 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_provider import HashFactory
 from helpers import TEST_MODEL, needs_shared
 from mcp import Client
 
-from memdex.memory_core import MemoryEngine, load_settings
+from memdex.memory_core import MemoryEngine
 from memdex.memory_core.embeddings.languages import english_only, script_warning
+from memdex.memory_core.index import syncer
+from memdex.memory_core.stores.postgres import postings
 from memdex.memory_core.text.scripts import letters_by_script
 from memdex.server import build_server
 
@@ -53,6 +56,9 @@ FOUND = [  # (query, the note that must come first)
 ]
 NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "quetzal flamingo"]
 NOTHING_WARNING = "nothing in memory matches this query"
+MakeEngine = Callable[..., MemoryEngine]
+
+pytestmark = pytest.mark.both_stores
 
 
 @pytest.fixture
@@ -65,9 +71,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def connected(workspace: Path, embedding: dict[str, Any]) -> AsyncIterator[Client]:
-    settings = load_settings(workspace=workspace, index_path=workspace.parent / "idx.sqlite", embedding=embedding)
-    engine = MemoryEngine(settings, background_sync=False)
+async def connected(make_engine: MakeEngine, embedding: dict[str, Any]) -> AsyncIterator[Client]:
+    engine = make_engine(embedding=embedding)
     async with Client(build_server(engine)) as client:
         await engine.sync()
         yield client
@@ -85,8 +90,8 @@ async def search(client: Client, query: str) -> dict[str, Any]:
     return answer
 
 
-async def test_every_script_is_found_by_its_words_keyword_only(workspace: Path) -> None:
-    async with connected(workspace, KEYWORD) as client:
+async def test_every_script_is_found_by_its_words_keyword_only(make_engine: MakeEngine) -> None:
+    async with connected(make_engine, KEYWORD) as client:
         for query, rel in FOUND:
             answer = await search(client, query)
             assert answer["mode"] == "keyword"
@@ -98,15 +103,40 @@ async def test_every_script_is_found_by_its_words_keyword_only(workspace: Path) 
 
 
 @needs_shared(TEST_MODEL)
-async def test_every_script_is_found_by_its_words_hybrid(workspace: Path) -> None:
+async def test_every_script_is_found_by_its_words_hybrid(make_engine: MakeEngine) -> None:
     """An English-only model adds noise on CJK; the keyword side still puts the right note first."""
-    async with connected(workspace, HYBRID) as client:
+    async with connected(make_engine, HYBRID) as client:
         for query, rel in FOUND:
             answer = await search(client, query)
             assert answer["mode"] == "hybrid"
             assert [hit["path"] for hit in answer["results"]][:1] == [rel], (query, answer)
 
 
+async def test_an_index_built_with_other_keyword_terms_is_rebuilt_from_the_cache(
+    make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index whose keyword terms were cut by older rules (PostgreSQL: postings of the raw text, where a
+    CJK sentence is one token) is rebuilt when opened, with a log line naming why, and no chunk is embedded
+    again. (SQLite's own upgrade, migration 0003, is tested in test_sqlite_migrations.py.)"""
+    factory = HashFactory()
+    with monkeypatch.context() as old:
+        old.setattr(syncer, "TERMS_IDENTITY", "porter unicode61")
+        old.setattr(postings, "index_text", lambda text: text)
+        async with make_engine(provider_factory=factory) as engine:
+            await engine.sync()
+            assert engine.vectors_ready
+    embedded = factory.provider.texts_embedded
+    assert embedded > 0
+    with caplog.at_level("INFO"):
+        async with make_engine(provider_factory=factory) as engine:
+            await engine.sync()
+            answer = await engine.search("咖啡")
+            assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
+    assert any("rebuilding" in r.getMessage() and "chunks.fts_tokenizer" in r.getMessage() for r in caplog.records)
+    assert factory.provider.texts_embedded == embedded
+
+
+@pytest.mark.sqlite_only
 def test_the_cli_searches_every_script(workspace: Path, tmp_path: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
     environment |= {"MEMDEX_EMBEDDING__PROVIDER": "none", "MEMDEX_INDEX_PATH": str(tmp_path / "cli.sqlite")}
@@ -123,6 +153,7 @@ def test_the_cli_searches_every_script(workspace: Path, tmp_path: Path) -> None:
     assert done.returncode == 0 and NOTHING_WARNING in done.stdout + done.stderr
 
 
+@pytest.mark.sqlite_only
 def test_the_scripts_of_a_memory_and_the_models_that_read_them() -> None:
     letters = letters_by_script("用户喜欢喝乌龙茶 and tea, 화요일")
     assert letters["Chinese/Japanese"] == 8 and letters["Latin"] == 6 and letters["Korean"] == 3
