@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..config_sections import QuerySettings
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
+from ..text.terms import stems
 from .scoring import TermWeights, bm25_share, bm25_strength, query_share, term_coverage
-
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -142,10 +140,6 @@ def decay(path: str, today: dt.date, half_life_days: float) -> float:
     return math.exp(-math.log(2) / half_life_days * age)
 
 
-def _tokens(text: str) -> frozenset[str]:
-    return frozenset(word.lower() for word in _WORD.findall(text))
-
-
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 0.0
@@ -156,7 +150,7 @@ def mmr(items: list[Ranked], lam: float, picks: int) -> list[Ranked]:
     """Greedy maximal marginal relevance: lam * relevance - (1 - lam) * max similarity to those picked.
 
     Relevance is the score min-max normalised over the candidates; similarity is the Jaccard overlap
-    of the chunks' words. Only the first ``picks`` places are chosen this way (each candidate's
+    of the chunks' terms, as the keyword index cuts them (CJK grams, stems). Only the first ``picks`` places are chosen this way (each candidate's
     highest similarity is updated incrementally, so the cost is picks x candidates); the rest keep
     their order. Scores are left unchanged; only the order changes.
     """
@@ -164,7 +158,7 @@ def mmr(items: list[Ranked], lam: float, picks: int) -> list[Ranked]:
         return items
     high, low = items[0].score, min(item.score for item in items)
     spread = high - low or 1.0
-    tokens = [_tokens(item.row.text) for item in items]
+    tokens = [stems(item.row.text) for item in items]
     closest = [0.0] * len(items)  # each candidate's highest similarity to anything picked so far
     remaining = list(range(len(items)))
     picked: list[int] = []
