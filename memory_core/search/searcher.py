@@ -11,6 +11,7 @@ import anyio
 from ..config_sections import QuerySettings, RerankSettings
 from ..embeddings.base import check_vectors
 from ..embeddings.embedder import Embedder
+from ..embeddings.languages import reads_query
 from ..errors import EmbeddingError, InputError, as_memdex_error
 from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_QUERY_CHARS, MAX_RESULTS, MIN_ANSWER_CHARS
 from ..models import Explanation, IndexStatus, SearchAnswer
@@ -213,6 +214,12 @@ class Searcher:
         """The query's embedding, or None (with a warning) when it fails or is too slow."""
         provider = self.embedder.provider
         if provider is None:
+            return None
+        if not reads_query(provider.model, text):
+            warnings.append(
+                f"the embedding model {provider.model} reads English only, and this query is in another script: "
+                "these are keyword results"
+            )
             return None
         try:
             with anyio.fail_after(self.query_timeout):
