@@ -22,7 +22,7 @@ from .errors import (
     StoreError,
     as_memdex_error,
 )
-from .models import AppendReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
+from .models import AppendReceipt, EditReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
@@ -34,6 +34,7 @@ __all__ = [
     "AppendReceipt",
     "ClosedError",
     "ConfigError",
+    "EditReceipt",
     "EmbeddingError",
     "Excerpt",
     "Hit",

@@ -11,6 +11,7 @@ MAX_CANDIDATES = 200  # chunks each side of a hybrid search fetches at most
 MAX_READ_LINES = 200  # lines in one memory_get answer
 MAX_READ_CHARS = 16_000  # characters in one memory_get answer
 MAX_APPEND_BYTES = 16 * 1024  # bytes in one memory_append
+MAX_EDIT_BYTES = 16 * 1024  # bytes of memory_edit's old text, and of its new text, at most
 MAX_HEADING_CHARS = 200  # memory_append heading, at most
 MAX_QUERY_CHARS = 8_000  # memory_search query, at most: a question or a pasted paragraph (CISI asks up to 2,023), not a document
 MAX_PATH_CHARS = 1_024  # a path argument (memory_get path, pathPrefix), at most; refused before any file is touched

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -186,6 +187,7 @@ async def test_memory_get_reads_lines_and_reports_totals(notes: Path) -> None:
             "totalLines": 4,
             "nextFrom": None,
             "note": None,
+            "hash": hashlib.sha256((notes / "MEMORY.md").read_bytes()).hexdigest()[:16],  # the whole file's
         }
 
 
