@@ -28,12 +28,15 @@ from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
 from .textutil import shown, split_lines
 from .workspace.appender import append_entry, format_entry
+from .workspace.consolidation import Material as ConsolidationMaterial
+from .workspace.consolidation import take as take_consolidation
 from .workspace.files import MemoryFile, Workspace, check_root
 
 __all__ = [
     "AppendReceipt",
     "ClosedError",
     "ConfigError",
+    "ConsolidationMaterial",
     "EditReceipt",
     "EmbeddingError",
     "Excerpt",
@@ -65,4 +68,5 @@ __all__ = [
     "shown",
     "split_lines",
     "sqlite_driver",
+    "take_consolidation",
 ]

@@ -43,6 +43,7 @@ from .stores.base import IndexOwner
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .workspace.appender import append_change, format_entry
+from .workspace.consolidation import Material, take
 from .workspace.editor import ChangedSince, check_editable, replace_text, reverse
 from .workspace.files import Workspace, answer_path
 from .workspace.history import Change, Entry, History
@@ -408,6 +409,14 @@ class MemoryEngine:
         done = await self._record(change, "undo", client, undoes=entry.id)
         await self._indexed(change.path, "do not undo it again")
         return _edit_receipt(done)
+
+    async def consolidation(self) -> Material:
+        """The daily logs not yet consolidated and MEMORY.md with its hash, for a memory_consolidate run;
+        those logs count as consolidated from now on, so the next run starts after them."""
+        self.index.require_open()
+        if refusal := self.write_refusal("memory_consolidate"):
+            raise InputError(refusal)
+        return await _file_errors(lambda: take(self.workspace))
 
     async def history_entries(self, path: str | None = None) -> list[Entry]:
         """The recorded writes, oldest first; only those of ``path`` when given."""

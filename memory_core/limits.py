@@ -22,4 +22,5 @@ MIN_ANSWER_CHARS = 200  # memory_search maxChars, at least
 MAX_ANSWER_CHARS = 12_000  # memory_search maxChars, at most: the whole tool result stays under 40k characters
 MAX_VECTOR_PARTS = 8  # vectors of one chunk at most (embedding.window_tokens); fixes the vector rowid layout
 MIN_AUTH_TOKEN_CHARS = 16  # auth_token, at least: a shorter bearer token is refused at start
+CONSOLIDATE_CHARS = 40_000  # daily-log text one memory_consolidate prompt hands over, at most (the rest waits)
 HOOK_CONTEXT_CHARS = 9_000  # `memdex hook session-start`'s context: Claude Code cuts hook output over 10,000

@@ -342,6 +342,26 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
             client = _client(ctx) if ctx else "unknown"
             return await pick(agent).edit(path, old_text, new_text, expected_hash, client=client)
 
+    if not first.write_refusal("memory_consolidate"):
+
+        @mcp.prompt(
+            name="memory_consolidate",
+            title="Consolidate daily logs into MEMORY.md",
+            description="Give the model the daily logs not yet consolidated and MEMORY.md with its hash, and ask it to "
+            "promote durable facts, replace stale ones with memory_edit (newest wins) and keep MEMORY.md short.",
+        )
+        @per_agent
+        async def memory_consolidate(agent: Annotated[AgentName | None, agent_field] = None) -> str:
+            engine = pick(agent)
+            try:
+                material = await engine.consolidation()
+            except Exception as exc:
+                error = as_memdex_error(exc)
+                if error is None:
+                    raise
+                raise MCPError(INVALID_PARAMS, str(error)) from None
+            return prompts.render_consolidate(material, dt.datetime.now(dt.UTC), engine.settings.zone)
+
     @mcp.prompt(
         name="memory_flush",
         title="Flush memory before compaction",

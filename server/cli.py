@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
 
     hook = commands.add_parser("hook", parents=[common], help="answer a host's lifecycle hook (JSON on stdin)")
     hook.add_argument("event", choices=EVENTS, help="session-start: memory files as context; pre-compact: the flush "
-                      "prompt; stop: nothing, or the session marker")
+                      "prompt; consolidate: the consolidation prompt; stop: nothing, or the session marker")
     hook.add_argument("--marker", action="store_true", help="stop: note the session once a day in today's daily log")
     return parser
 

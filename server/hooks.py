@@ -6,6 +6,8 @@ The host passes its event as JSON on stdin (empty or invalid input is tolerated)
   the form both Claude Code and Codex add to the model's context: today's and yesterday's daily logs, then
   MEMORY.md, within :data:`~memdex.memory_core.limits.HOOK_CONTEXT_CHARS`;
 * ``pre-compact`` prints the memory_flush prompt's text as plain text;
+* ``consolidate`` prints the memory_consolidate prompt's text (the daily logs not yet consolidated and
+  MEMORY.md with its hash), for a host that runs a consolidation turn, and records those logs as handed over;
 * ``stop`` prints nothing; with ``marker`` it appends one line naming the session to today's daily log,
   once per session and day, through memory_core's appender (path policy, lock, append-only).
 
@@ -33,10 +35,11 @@ from memdex.memory_core import (
     as_memdex_error,
     format_entry,
     split_lines,
+    take_consolidation,
 )
 from memdex.memory_core.limits import HOOK_CONTEXT_CHARS
 
-EVENTS = ("session-start", "pre-compact", "stop")
+EVENTS = ("session-start", "pre-compact", "consolidate", "stop")
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _NOTE_ROOM = 90  # characters kept free for each "left out" marker (at most ~80)
 LONG_TERM = "curated long-term notes"
@@ -64,6 +67,11 @@ def run(
             stdout.write("\n")
         elif event == "pre-compact":
             stdout.write(prompts.render_flush(now.astimezone(chosen.zone).date(), now, chosen.zone) + "\n")
+        elif event == "consolidate":
+            if not chosen.appends:
+                raise PathError("the workspace is read-only (read_only = true, or a replica); consolidation edits MEMORY.md")
+            material = take_consolidation(Workspace(chosen.workspace_dir))
+            stdout.write(prompts.render_consolidate(material, now, chosen.zone) + "\n")
         elif event == "stop":
             if marker:
                 mark_session(chosen, payload, now)
