@@ -21,6 +21,7 @@ background; entering the same engine again (e.g. once per SSE connection) only c
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -45,9 +46,10 @@ from .stores.filters import SearchFilter
 from .workspace.appender import append_change, format_entry
 from .workspace.consolidation import Material, take
 from .workspace.editor import ChangedSince, check_editable, replace_text, reverse
-from .workspace.files import Workspace, answer_path
+from .workspace.files import LONG_TERM_NAMES, Workspace, answer_path
 from .workspace.history import Change, Entry, History
 from .workspace.memory_file import content_hash, sweep_temp_files
+from .workspace.proposals import Proposal, Proposals
 from .workspace.reader import excerpt, read_excerpt
 from .workspace.watcher import Watcher
 
@@ -85,6 +87,7 @@ class MemoryEngine:
         self.syncer = Syncer(settings, self.workspace, self.index, self.embedder, self.feed, clock)
         self.searcher = Searcher(settings.query, settings.embedding.query_timeout, self.index, self.embedder, settings.rerank)
         self.history = History(self.workspace.root)
+        self.proposals = Proposals(self.workspace.root)
         self.watcher: Watcher | None = None
         self._background_sync = background_sync
         self._users = 0
@@ -371,24 +374,98 @@ class MemoryEngine:
         return receipt
 
     async def edit(
-        self, path: str, old: str, new: str, expected_hash: str | None = None, *, client: str = "cli"
+        self, path: str, old: str, new: str, expected_hash: str | None = None, *, client: str = "cli",
+        by_agent: bool = False,
     ) -> EditReceipt:
         """Replace the one occurrence of ``old`` in a memory file by ``new`` (empty: delete it), atomically;
         refused when the file's hash is no longer ``expected_hash``, the text is missing or repeated, or
-        the settings keep the file from edits. Searchable when this returns; the history records it."""
+        the settings keep the file from edits. Searchable when this returns; the history records it.
+        In review mode (edits.review) an edit of MEMORY.md ``by_agent`` is checked the same way, then kept
+        as a proposal for `memdex review` instead of written."""
         self.index.require_open()
         if refusal := self.write_refusal("memory_edit"):
             raise InputError(refusal)
         edits = self.settings.edits
 
-        def write() -> Change:
+        def write() -> tuple[Change, bool]:
             file = self.workspace.resolve(path)
             check_editable(file.rel, daily_logs=edits.daily_logs, locked_paths=edits.locked)
-            return replace_text(file, old, new, expected_hash)
+            propose = by_agent and edits.review and file.rel in LONG_TERM_NAMES
+            return replace_text(file, old, new, expected_hash, write=not propose), propose
 
-        change = await _file_errors(write)
+        change, propose = await _file_errors(write)
+        if propose:
+            now = self._now()
+            proposal = await _file_errors(lambda: self.proposals.add(change, time=now, client=client))
+            return EditReceipt(
+                path=change.path, start_line=change.start_line, end_line=change.start_line, hash=change.before,
+                id=proposal.id, pending=True,
+                note=f"pending review: nothing was written yet; the user applies or rejects it with `memdex review`. "
+                f"Do not make this edit again; {change.path} keeps its hash until then",
+            )
         entry = await self._record(change, "edit", client)
         await self._indexed(change.path, f"do not edit it again (`memdex undo {entry.id}` reverses it)")
+        return _edit_receipt(entry)
+
+    async def pending_proposals(self) -> list[Proposal]:
+        """Agent edits waiting for review, oldest first."""
+        return await _file_errors(self.proposals.pending)
+
+    async def proposal_diff(self, proposal: Proposal) -> str:
+        """``proposal`` as a diff of the whole lines it changes in its file as it is now."""
+
+        def read() -> bytes | None:
+            try:
+                return self.workspace.resolve(proposal.path).read_bytes()
+            except PathError:
+                return None
+
+        return proposal.diff(await _file_errors(read))
+
+    async def review(self, apply: list[str], reject: list[str]) -> list[tuple[str, EditReceipt | str]]:
+        """Reject, then apply, pending proposals by id ("all": every one); each id's receipt, or why it failed.
+
+        An applied proposal must find its file at the hash it was proposed against; proposals made
+        against the same file are applied one after the other, when only those applied here changed it.
+        """
+        self.index.require_open()
+        if refusal := self.write_refusal("review"):
+            raise InputError(refusal)
+        every = [p.id for p in await self.pending_proposals()]
+        outcomes: list[tuple[str, EditReceipt | str]] = []
+        for proposal_id in every if reject == ["all"] else reject:
+            try:
+                proposal = await _file_errors(functools.partial(self.proposals.get, proposal_id))
+                await _file_errors(functools.partial(self.proposals.remove, proposal.id))
+                outcomes.append((proposal_id, "rejected"))
+            except MemdexError as exc:
+                outcomes.append((proposal_id, str(exc)))
+        produced: dict[str, set[str]] = {}  # file -> its hash before this review, and the hashes this review left
+        left = [p.id for p in await self.pending_proposals()] if apply == ["all"] else apply
+        for proposal_id in left:
+            try:
+                proposal = await _file_errors(functools.partial(self.proposals.get, proposal_id))
+                outcomes.append((proposal_id, await self._apply(proposal, produced)))
+            except MemdexError as exc:
+                outcomes.append((proposal_id, str(exc)))
+        return outcomes
+
+    async def _apply(self, proposal: Proposal, produced: dict[str, set[str]]) -> EditReceipt:
+        def write() -> Change:
+            file = self.workspace.resolve(proposal.path)
+            now = content_hash(file.read_bytes())
+            ours = produced.setdefault(proposal.path, {now})
+            expected = now if proposal.base == now or (proposal.base in ours and now in ours) else proposal.base
+            try:
+                return replace_text(file, proposal.old, proposal.new, expected)
+            except InputError as exc:
+                raise InputError(f"{exc} (proposal {proposal.id}: reject it, or ask the agent to propose it again)") from None
+
+        change = await _file_errors(write)
+        produced[proposal.path].add(change.after)
+        await _file_errors(lambda: self.proposals.remove(proposal.id))
+        entry = await self._record(change, "edit", f"{proposal.client} (reviewed)")
+        await self._indexed(change.path, f"do not apply it again (`memdex undo {entry.id}` reverses it)")
         return _edit_receipt(entry)
 
     async def undo(self, entry_id: str, *, client: str = "cli") -> EditReceipt:
@@ -424,8 +501,11 @@ class MemoryEngine:
         entries = await _file_errors(self.history.entries)
         return [e for e in entries if rel is None or e.change.path == rel]
 
+    def _now(self) -> str:
+        return dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat(timespec="seconds")
+
     async def _record(self, change: Change, tool: str, client: str, undoes: str | None = None) -> Entry:
-        now = dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat(timespec="seconds")
+        now = self._now()
         return await _file_errors(lambda: self.history.record(change, tool, client, now, undoes))
 
     async def _indexed(self, rel: str, retry: str) -> None:

@@ -104,3 +104,4 @@ class EditReceipt(_Answer):
     hash: str = Field(description="the file's content hash now; pass it as expectedHash to the next edit")
     id: str = Field(description="the history entry (`memdex undo <id>`), or the pending proposal's id")
     pending: bool = Field(False, description="true in review mode: nothing was written; the user applies or rejects it")
+    note: str | None = Field(None, description="what a pending edit means for you, when it is pending")

@@ -340,7 +340,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
             ctx: Context[Any, Any] | None = None,
         ) -> EditReceipt:
             client = _client(ctx) if ctx else "unknown"
-            return await pick(agent).edit(path, old_text, new_text, expected_hash, client=client)
+            return await pick(agent).edit(path, old_text, new_text, expected_hash, client=client, by_agent=True)
 
     if not first.write_refusal("memory_consolidate"):
 

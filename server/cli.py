@@ -1,4 +1,4 @@
-"""The ``memdex`` command: serve, index, search, get, edit, history, undo, status, doctor, setup, hook."""
+"""The ``memdex`` command: serve, index, search, get, edit, history, review, undo, status, doctor, setup, hook."""
 
 from __future__ import annotations
 
@@ -99,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     history = commands.add_parser("history", parents=[common], help="list the appends and edits written through memdex")
     history.add_argument("path", nargs="?", help="only this memory file's")
     history.add_argument("--json", action="store_true", help="print every entry as a JSON line, pre-images included")
+
+    review = commands.add_parser("review", parents=[common], help="show agent edits pending review (edits.review) and "
+                                 "apply or reject them")
+    review.add_argument("--apply", action="append", default=[], metavar="ID", help="apply this proposal ('all': every one)")
+    review.add_argument("--reject", action="append", default=[], metavar="ID", help="reject this proposal ('all': every one)")
 
     undo = commands.add_parser("undo", parents=[common], help="reverse one append or edit (an id from `memdex history`)")
     undo.add_argument("id", help="the history entry to reverse")
@@ -287,6 +292,31 @@ async def _history(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _review(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        apply, reject = args.apply, args.reject
+        pending = await engine.pending_proposals()
+        if not apply and not reject:
+            for proposal in pending:
+                print(f"proposal {proposal.id} by {proposal.client} at {proposal.time} (file hash {proposal.base})")
+                print(await engine.proposal_diff(proposal))
+                if sys.stdin.isatty():
+                    answer = input("apply, reject or skip? [a/r/S] ").strip().lower()
+                    {"a": apply, "r": reject}.get(answer[:1], []).append(proposal.id)
+            if not pending:
+                print("no edits are pending review", file=sys.stderr)
+        outcomes = await engine.review(apply, reject)
+    failed = 0
+    for proposal_id, outcome in outcomes:
+        if isinstance(outcome, str):
+            failed += outcome != "rejected"
+            print(f"{proposal_id}: {outcome}", file=sys.stdout if outcome == "rejected" else sys.stderr)
+        else:
+            print(f"{proposal_id}: applied to {outcome.path}:{outcome.start_line}-{outcome.end_line} (hash {outcome.hash}); "
+                  f"`memdex undo {outcome.id}` reverses it")
+    return 2 if failed else 0
+
+
 async def _undo(settings: Settings, args: argparse.Namespace) -> int:
     async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
         receipt = await engine.undo(args.id)
@@ -336,7 +366,7 @@ async def _hook(settings: Settings, args: argparse.Namespace) -> int:
     return hooks.run(args.event, lambda: _one_agent(settings, args.agent), marker=args.marker)
 
 
-_ON_A_WORKSPACE = {"serve", "index", "search", "get", "edit", "history", "undo", "status"}  # refused on a missing or wrong workspace
+_ON_A_WORKSPACE = {"serve", "index", "search", "get", "edit", "history", "review", "undo", "status"}  # refused on a missing or wrong workspace
 _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
     "serve": _serve,
     "index": _index,
@@ -344,6 +374,7 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] =
     "get": _get,
     "edit": _edit,
     "history": _history,
+    "review": _review,
     "undo": _undo,
     "status": lambda settings, args: diagnostics.status(_one_agent(settings, args.agent), as_json=args.json),
     "doctor": lambda settings, args: diagnostics.doctor(_one_agent(settings, args.agent)),

@@ -36,8 +36,11 @@ def check_editable(rel: str, *, daily_logs: bool, locked_paths: Sequence[str]) -
         raise InputError(f"{rel} is locked (edits.locked); memdex does not change it: tell the user what to change")
 
 
-def replace_text(file: MemoryFile, old: str, new: str, expected: str | None) -> Change:
-    """Replace the one occurrence of ``old`` in ``file`` by ``new``; ``expected`` is the hash it was read at."""
+def replace_text(file: MemoryFile, old: str, new: str, expected: str | None, *, write: bool = True) -> Change:
+    """Replace the one occurrence of ``old`` in ``file`` by ``new``; ``expected`` is the hash it was read at.
+
+    ``write=False`` checks the same and returns the change without making it (a proposal for review).
+    """
     _check_text(old, "old text")
     _check_text(new, "new text", empty=True)
     if old == new:
@@ -62,7 +65,7 @@ def replace_text(file: MemoryFile, old: str, new: str, expected: str | None) -> 
             raise InputError(
                 f"the old text is in {file.rel} {count} times; add neighbouring lines to it so it matches once"
             )
-        return _write(file, data, mode, data.index(needle), needle, replacement)
+        return _write(file, data, mode, data.index(needle), needle, replacement, write=write)
 
 
 def reverse(file: MemoryFile, entry: Entry) -> Change:
@@ -119,10 +122,11 @@ def _read_all(fd: int) -> tuple[bytes, int]:
     return b"".join(chunks), stat.S_IMODE(info.st_mode)
 
 
-def _write(file: MemoryFile, data: bytes, mode: int, offset: int, old: bytes, new: bytes) -> Change:
-    """Write ``data`` with ``old`` at ``offset`` replaced by ``new``; the Change that records it."""
+def _write(file: MemoryFile, data: bytes, mode: int, offset: int, old: bytes, new: bytes, *, write: bool = True) -> Change:
+    """Write ``data`` with ``old`` at ``offset`` replaced by ``new`` (unless not ``write``); the Change that records it."""
     result = data[:offset] + new + data[offset + len(old) :]
-    file.replace(result, mode)
+    if write:
+        file.replace(result, mode)
     start = data.count(b"\n", 0, offset) + 1
     end = start + max(0, new.count(b"\n") - (1 if new.endswith(b"\n") else 0))
     return Change(
