@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 from helpers import eventually
 from mcp import Client
@@ -355,6 +356,31 @@ async def test_memory_edit_over_mcp_uses_the_hash_memory_get_and_search_return(m
         assert "Traceback" not in stale.content[0].text and "\n" not in stale.content[0].text
     [entry] = await _entries(make_engine)
     assert entry.client == "mcp"  # the in-process client's clientInfo name
+
+
+async def test_two_agents_editing_at_once_over_mcp_one_wins_and_the_other_is_told(
+    make_engine: MakeEngine, tmp_path: Path, memory: Path
+) -> None:
+    """Two MCP clients of two servers on one workspace edit the same line at the same time, both with the
+    hash they read: exactly one edit lands, the other answer says the file changed since it was read."""
+    engines = [make_engine(index_path=tmp_path / f"agent-{n}.sqlite") for n in range(2)]
+    async with Client(build_server(engines[0])) as one, Client(build_server(engines[1])) as two:
+        read = (await one.call_tool("memory_get", {"path": "MEMORY.md"})).structured_content["hash"]
+        answers: dict[str, object] = {}
+
+        async def edit(client: Client, name: str) -> None:
+            arguments = {"path": "MEMORY.md", "oldText": "alpha", "newText": name, "expectedHash": read}
+            answers[name] = await client.call_tool("memory_edit", arguments)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(edit, one, "one")
+            group.start_soon(edit, two, "two")
+    errors = {name: result.is_error for name, result in answers.items()}  # type: ignore[attr-defined]
+    assert sorted(errors.values()) == [False, True], errors
+    winner = next(name for name, failed in errors.items() if not failed)
+    loser = next(name for name, failed in errors.items() if failed)
+    assert "MEMORY.md changed since you read it" in answers[loser].content[0].text  # type: ignore[attr-defined]
+    assert memory.read_text(encoding="utf-8") == MEMORY.replace("alpha", winner)
 
 
 async def _entries(make_engine: MakeEngine) -> list:
