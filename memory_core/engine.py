@@ -47,9 +47,9 @@ from .workspace.appender import append_change, format_entry
 from .workspace.consolidation import Material, take
 from .workspace.editor import ChangedSince, check_editable, replace_text, reverse
 from .workspace.files import LONG_TERM_NAMES, Workspace, answer_path
-from .workspace.history import Change, Entry, History
+from .workspace.history import Change, Entry, History, undo_refusal
 from .workspace.memory_file import content_hash, sweep_temp_files
-from .workspace.proposals import Proposal, Proposals
+from .workspace.proposals import Proposal, Proposals, apply
 from .workspace.reader import excerpt, read_excerpt
 from .workspace.watcher import Watcher
 
@@ -440,7 +440,7 @@ class MemoryEngine:
                 outcomes.append((proposal_id, "rejected"))
             except MemdexError as exc:
                 outcomes.append((proposal_id, str(exc)))
-        produced: dict[str, set[str]] = {}  # file -> its hash before this review, and the hashes this review left
+        produced: dict[str, set[str]] = {}  # see proposals.apply
         left = [p.id for p in await self.pending_proposals()] if apply == ["all"] else apply
         for proposal_id in left:
             try:
@@ -451,18 +451,7 @@ class MemoryEngine:
         return outcomes
 
     async def _apply(self, proposal: Proposal, produced: dict[str, set[str]]) -> EditReceipt:
-        def write() -> Change:
-            file = self.workspace.resolve(proposal.path)
-            now = content_hash(file.read_bytes())
-            ours = produced.setdefault(proposal.path, {now})
-            expected = now if proposal.base == now or (proposal.base in ours and now in ours) else proposal.base
-            try:
-                return replace_text(file, proposal.old, proposal.new, expected)
-            except InputError as exc:
-                raise InputError(f"{exc} (proposal {proposal.id}: reject it, or ask the agent to propose it again)") from None
-
-        change = await _file_errors(write)
-        produced[proposal.path].add(change.after)
+        change = await _file_errors(lambda: apply(self.workspace.resolve(proposal.path), proposal, produced))
         await _file_errors(lambda: self.proposals.remove(proposal.id))
         entry = await self._record(change, "edit", f"{proposal.client} (reviewed)")
         await self._indexed(change.path, f"do not apply it again (`memdex undo {entry.id}` reverses it)")
@@ -480,7 +469,7 @@ class MemoryEngine:
             try:
                 return entry, reverse(self.workspace.resolve(entry.change.path), entry)
             except ChangedSince as exc:
-                raise InputError(_changed_since(entry, later, exc.now)) from None
+                raise InputError(undo_refusal(entry, later, exc.now)) from None
 
         entry, change = await _file_errors(write)
         done = await self._record(change, "undo", client, undoes=entry.id)
@@ -524,24 +513,6 @@ def _edit_receipt(entry: Entry) -> EditReceipt:
     change = entry.change
     return EditReceipt(
         path=change.path, start_line=change.start_line, end_line=change.end_line, hash=change.after, id=entry.id
-    )
-
-
-def _changed_since(entry: Entry, later: list[Entry], now: str) -> str:
-    """Why ``entry`` cannot be undone: which later write changed its file, or that someone else did."""
-    path = entry.change.path
-    undone = next((e for e in later if e.undoes == entry.id and e.change.after == now), None)
-    if undone is not None:
-        return f"{entry.id} is already undone (by {undone.id}); `memdex undo {undone.id}` redoes it"
-    newest = next((e for e in reversed(later) if e.change.after == now), None)
-    if newest is not None:
-        return (
-            f"{path} changed since {entry.id}: later writes ({', '.join(e.id for e in later)}) changed it; "
-            f"undo them first, newest first ({newest.id})"
-        )
-    return (
-        f"{path} changed since {entry.id} outside memdex (its hash is {now}, {entry.id} left it at "
-        f"{entry.change.after}); undo by hand, its pre-image is in `memdex history`"
     )
 
 

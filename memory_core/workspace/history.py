@@ -122,3 +122,22 @@ class History:
             if entry.id == entry_id.strip():
                 return entry, [e for e in entries[i + 1 :] if e.change.path == entry.change.path]
         raise InputError(f"no history entry {entry_id!r}; `memdex history` lists them")
+
+
+def undo_refusal(entry: Entry, later: list[Entry], now: str) -> str:
+    """Why ``entry`` cannot be undone now that its file has hash ``now``: an undo already undid it, later
+    writes (``later``: the entries after it on that file) changed the file, or someone outside memdex did."""
+    path = entry.change.path
+    undone = next((e for e in later if e.undoes == entry.id and e.change.after == now), None)
+    if undone is not None:
+        return f"{entry.id} is already undone (by {undone.id}); `memdex undo {undone.id}` redoes it"
+    newest = next((e for e in reversed(later) if e.change.after == now), None)
+    if newest is not None:
+        return (
+            f"{path} changed since {entry.id}: later writes ({', '.join(e.id for e in later)}) changed it; "
+            f"undo them first, newest first ({newest.id})"
+        )
+    return (
+        f"{path} changed since {entry.id} outside memdex (its hash is {now}, {entry.id} left it at "
+        f"{entry.change.after}); undo by hand, its pre-image is in `memdex history`"
+    )

@@ -16,7 +16,9 @@ from pathlib import Path
 from time import time_ns
 
 from ..errors import InputError
+from .editor import replace_text
 from .history import STATE_DIR, Change, state_dir
+from .memory_file import MemoryFile, content_hash
 
 FOLDER = "proposals"
 
@@ -91,3 +93,21 @@ class Proposals:
     def remove(self, proposal_id: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.folder / f"{proposal_id}.json")
+
+
+def apply(file: MemoryFile, proposal: Proposal, produced: dict[str, set[str]]) -> Change:
+    """Make ``proposal``'s edit of ``file`` if the file still has the hash it was proposed against.
+
+    ``produced`` spans one review: per file, its hash before the review and the hashes the proposals
+    applied in it left. A proposal against the hash before the review also applies to one of those, so
+    proposals made one after the other against the same file apply in order.
+    """
+    now = content_hash(file.read_bytes())
+    ours = produced.setdefault(proposal.path, {now})
+    expected = now if proposal.base == now or (proposal.base in ours and now in ours) else proposal.base
+    try:
+        change = replace_text(file, proposal.old, proposal.new, expected)
+    except InputError as exc:
+        raise InputError(f"{exc} (proposal {proposal.id}: reject it, or ask the agent to propose it again)") from None
+    ours.add(change.after)
+    return change
