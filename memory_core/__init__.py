@@ -27,10 +27,11 @@ from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
 from .textutil import shown, split_lines
-from .workspace.appender import append_entry, format_entry
+from .workspace.appender import append_change, append_entry, format_entry
 from .workspace.consolidation import Material as ConsolidationMaterial
 from .workspace.consolidation import take as take_consolidation
 from .workspace.files import MemoryFile, Workspace, check_root
+from .workspace.history import History
 
 __all__ = [
     "AppendReceipt",
@@ -40,6 +41,7 @@ __all__ = [
     "EditReceipt",
     "EmbeddingError",
     "Excerpt",
+    "History",
     "Hit",
     "IndexBusy",
     "IndexCorrupt",
@@ -56,6 +58,7 @@ __all__ = [
     "StoreError",
     "SyncReport",
     "Workspace",
+    "append_change",
     "append_entry",
     "as_memdex_error",
     "check_root",

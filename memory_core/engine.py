@@ -494,8 +494,15 @@ class MemoryEngine:
         return dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat(timespec="seconds")
 
     async def _record(self, change: Change, tool: str, client: str, undoes: str | None = None) -> Entry:
+        """Record a write that was made; a failure says so, so that the caller does not make it again."""
         now = self._now()
-        return await _file_errors(lambda: self.history.record(change, tool, client, now, undoes))
+        try:
+            return await _file_errors(lambda: self.history.record(change, tool, client, now, undoes))
+        except MemdexError as exc:
+            raise MemdexError(
+                f"the change to {change.path} was saved, but recording it in {self.history.path} failed ({exc}); "
+                "do not make it again"
+            ) from exc
 
     async def _indexed(self, rel: str, retry: str) -> None:
         """Index ``rel`` now that it was written (its subscribers hear of it); a failure says the write stands."""
