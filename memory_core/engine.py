@@ -339,7 +339,7 @@ class MemoryEngine:
                 "nothing was written; tell the user the change, or ask them to serve memdex without --read-only"
             )
         if self.settings.replica:
-            return self._replica_refusal("write to it (nothing was written)")
+            return self._replica_refusal(f"write to it ({tool} is off here; nothing was written)")
         return None
 
     def today(self) -> dt.date:
