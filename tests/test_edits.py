@@ -101,8 +101,8 @@ async def test_a_person_saving_in_an_editor_after_the_agent_read_makes_the_stale
         with pytest.raises(InputError, match=r"MEMORY.md changed since you read it .*read it again with memory_get"):
             await engine.edit("MEMORY.md", "alpha.example.com", "beta.example.com", read.hash)
         assert memory.read_text(encoding="utf-8") == person  # nothing lost
-        fresh = await engine.read("MEMORY.md")
-        await engine.edit("MEMORY.md", "alpha.example.com", "beta.example.com", fresh.hash)
+        full = hashlib.sha256(memory.read_bytes()).hexdigest()  # the whole SHA-256 is accepted too
+        await engine.edit("MEMORY.md", "alpha.example.com", "beta.example.com", full.upper())
     assert memory.read_text(encoding="utf-8") == person.replace("alpha", "beta")
 
 

@@ -19,7 +19,7 @@ from ..limits import MAX_EDIT_BYTES
 from .files import DAILY_LOG
 from .history import Change, Entry
 from .locking import locked
-from .memory_file import MemoryFile, content_hash
+from .memory_file import HASH_CHARS, MemoryFile, content_hash
 
 _FRONT_MATTER = re.compile(rb"\A(?:\xef\xbb\xbf)?---\r?\n(.*?)^---[ \t]*\r?$", re.DOTALL | re.MULTILINE)
 _LOCK_MARKER = re.compile(rb"^memdex[ \t]*:[ \t]*locked[ \t]*\r?$", re.MULTILINE)
@@ -48,10 +48,10 @@ def replace_text(file: MemoryFile, old: str, new: str, expected: str | None, *, 
     with locked(file, os.O_RDONLY) as fd:
         data, mode = _read_all(fd)
         now = content_hash(data)
-        if expected is not None and expected.strip() != now:
+        if expected is not None and expected.strip().lower()[:HASH_CHARS] != now:  # a full SHA-256 hex is fine too
             raise InputError(
-                f"{file.rel} changed since you read it (hash {expected.strip()!r}, now {now!r}); read it again with "
-                "memory_get and retry with the new hash"
+                f"{file.rel} changed since you read it (hash {expected.strip()[:HASH_CHARS]!r}, now {now!r}); read it "
+                "again with memory_get and retry with the new hash"
             )
         if _locked_by_front_matter(data):
             raise InputError(f"{file.rel} is locked ('memdex: locked' in its front matter); tell the user what to change")
