@@ -23,21 +23,27 @@ from .errors import (
     StoreError,
     as_memdex_error,
 )
-from .models import AppendReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
+from .models import AppendReceipt, EditReceipt, Excerpt, Hit, IndexStatus, SearchAnswer
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
 from .textutil import shown, split_lines
-from .workspace.appender import append_entry, format_entry
+from .workspace.appender import append_change, append_entry, format_entry
+from .workspace.consolidation import Material as ConsolidationMaterial
+from .workspace.consolidation import take as take_consolidation
 from .workspace.files import MemoryFile, Workspace, check_root
+from .workspace.history import History
 from .workspace.scripts import memory_letters
 
 __all__ = [
     "AppendReceipt",
     "ClosedError",
     "ConfigError",
+    "ConsolidationMaterial",
+    "EditReceipt",
     "EmbeddingError",
     "Excerpt",
+    "History",
     "Hit",
     "IndexBusy",
     "IndexCorrupt",
@@ -54,6 +60,7 @@ __all__ = [
     "StoreError",
     "SyncReport",
     "Workspace",
+    "append_change",
     "append_entry",
     "as_memdex_error",
     "check_root",
@@ -68,4 +75,5 @@ __all__ = [
     "shown",
     "split_lines",
     "sqlite_driver",
+    "take_consolidation",
 ]

@@ -30,6 +30,7 @@ from .config_sections import (
     AgentSettings,
     CacheSettings,
     ChunkingSettings,
+    EditsSettings,
     EmbeddingSettings,
     QuerySettings,
     RerankSettings,
@@ -60,7 +61,7 @@ class Settings(BaseSettings):
     extra_paths: list[str] = Field(default_factory=list, description="more folders or .md files to index")
     index_path: Path | None = Field(None, description="SQLite index file; default under the user state dir")
     timezone: str | None = Field(None, description="IANA zone for daily logs; default the system zone")
-    read_only: bool = Field(False, description="remove memory_append")
+    read_only: bool = Field(False, description="remove memory_append and memory_edit")
     auth_token: SecretStr | None = Field(
         None, description=f"bearer token required on HTTP transports, at least {MIN_AUTH_TOKEN_CHARS} characters"
     )
@@ -72,6 +73,7 @@ class Settings(BaseSettings):
     cache: CacheSettings = Field(default_factory=CacheSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+    edits: EditsSettings = Field(default_factory=EditsSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     agents: list[AgentSettings] = Field(default_factory=list, description="several agents in one server")
@@ -171,7 +173,7 @@ class Settings(BaseSettings):
 
     @property
     def appends(self) -> bool:
-        """True when memory_append is offered: neither read_only nor a replica."""
+        """True when memory_append and memory_edit are offered: neither read_only nor a replica."""
         return not (self.read_only or self.replica)
 
     @property

@@ -147,6 +147,16 @@ class SessionsSettings(_Section):
         return self
 
 
+class EditsSettings(_Section):
+    """memory_edit: which files an agent may change in place, and whether a person reviews it first."""
+
+    daily_logs: bool = Field(False, description="allow edits of daily logs (memory/YYYY-MM-DD*.md); they are append-only by default")
+    review: bool = Field(False, description="agent edits of MEMORY.md become proposals that `memdex review` applies or rejects")
+    locked: list[str] = Field(
+        default_factory=list, description="paths never edited, as memory_search returns them; shell patterns (* and ?) allowed"
+    )
+
+
 class AgentSettings(_Section):
     """One agent's memory, when a server holds several; unset keys inherit the top-level values."""
 

@@ -21,6 +21,7 @@ background; entering the same engine again (e.g. once per SSE connection) only c
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -37,13 +38,18 @@ from .errors import InputError, MemdexError, PathError, StoreError, as_memdex_er
 from .index.changes import ChangeFeed, ChangeListener
 from .index.syncer import Syncer, SyncReport
 from .index.vectors import ProgressCallback
-from .models import AppendReceipt, Excerpt, IndexStatus, SearchAnswer
+from .models import AppendReceipt, EditReceipt, Excerpt, IndexStatus, SearchAnswer
 from .search.searcher import Searcher
 from .stores.base import IndexOwner
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
-from .workspace.appender import append_entry, format_entry
-from .workspace.files import MemoryFile, Workspace, answer_path
+from .workspace.appender import append_change, format_entry
+from .workspace.consolidation import Material, take
+from .workspace.editor import ChangedSince, check_editable, replace_text, reverse
+from .workspace.files import LONG_TERM_NAMES, Workspace, answer_path
+from .workspace.history import Change, Entry, History, undo_refusal
+from .workspace.memory_file import content_hash, sweep_temp_files
+from .workspace.proposals import Proposal, Proposals, apply
 from .workspace.reader import excerpt, read_excerpt
 from .workspace.watcher import Watcher
 
@@ -80,6 +86,8 @@ class MemoryEngine:
         self.feed = ChangeFeed()
         self.syncer = Syncer(settings, self.workspace, self.index, self.embedder, self.feed, clock)
         self.searcher = Searcher(settings.query, settings.embedding.query_timeout, self.index, self.embedder, settings.rerank)
+        self.history = History(self.workspace.root)
+        self.proposals = Proposals(self.workspace.root)
         self.watcher: Watcher | None = None
         self._background_sync = background_sync
         self._users = 0
@@ -111,6 +119,8 @@ class MemoryEngine:
         self._task_group.start_soon(self.feed.run)
         await self.syncer.open(self._task_group)
         self._task_group.start_soon(self.index.follow, self._changed_elsewhere)
+        if self.settings.appends:
+            await anyio.to_thread.run_sync(self._sweep)
         if self.settings.replica:
             self.syncer.vectors.start_provider(embed=False)  # query vectors only: the indexing host embeds the chunks
         elif self._background_sync:
@@ -119,6 +129,13 @@ class MemoryEngine:
                 self.watcher = Watcher(self, self.settings.watch)
                 self._task_group.start_soon(self.watcher.run)
         logger.info("memdex: workspace %s, index %s", self.workspace.root, self.index.location)
+
+    def _sweep(self) -> None:
+        """Remove the temporary files of edits a killed process left beside memory files."""
+        folders = {self.workspace.root, *(f.path.parent for f in self.workspace.discover() if f.source == "memory")}
+        for folder in folders:
+            if removed := sweep_temp_files(folder):
+                logger.warning("removed %s in %s, left by an interrupted edit", ", ".join(removed), folder)
 
     async def _close(self) -> None:
         if self.watcher is not None:
@@ -257,7 +274,7 @@ class MemoryEngine:
             raise
         if not from_ram:
             self.syncer.vectors.load_soon()
-        return answer
+        return await self._with_hashes(answer)
 
     def _check_reachable(self, where: SearchFilter | None) -> None:
         """InputError for a filter that no memory file here can pass, instead of a silent "no results": session
@@ -293,18 +310,36 @@ class MemoryEngine:
             return excerpt(rel, "memory", content, from_line, lines)
         return await _file_errors(lambda: read_excerpt(self.workspace.resolve(path), from_line, lines))
 
+    async def _with_hashes(self, answer: SearchAnswer) -> SearchAnswer:
+        """``answer`` with each memory hit's file hash, read from disk now (the hash memory_edit checks)."""
+        paths = {hit.path for hit in answer.results if hit.source == "memory"}
+        if self.settings.replica or not paths:
+            return answer
+
+        def hashes() -> dict[str, str]:
+            found = {}
+            for path in paths:
+                try:
+                    found[path] = content_hash(self.workspace.resolve(path).read_bytes())
+                except (MemdexError, OSError):
+                    continue  # gone since it was indexed: no hash, and an edit says why
+            return found
+
+        known = await anyio.to_thread.run_sync(hashes)
+        results = [hit.model_copy(update={"hash": known.get(hit.path)}) for hit in answer.results]
+        return answer.model_copy(update={"results": results})
+
     # Writes -------------------------------------------------------------------------------------
 
-    @property
-    def append_refusal(self) -> str | None:
-        """Why this memory takes no appends (a read-only server, a replica), or None when it does."""
+    def write_refusal(self, tool: str) -> str | None:
+        """Why this memory takes no writes (a read-only server, a replica), or None when it does."""
         if self.settings.read_only:
             return (
-                "this memdex server is read-only (read_only = true, or --read-only), so memory_append is off and "
-                "nothing was written; tell the user the note, or ask them to serve memdex without --read-only"
+                f"this memdex server is read-only (read_only = true, or --read-only), so {tool} is off and "
+                "nothing was written; tell the user the change, or ask them to serve memdex without --read-only"
             )
         if self.settings.replica:
-            return self._replica_refusal("append to it (nothing was written)")
+            return self._replica_refusal(f"write to it ({tool} is off here; nothing was written)")
         return None
 
     def today(self) -> dt.date:
@@ -312,11 +347,13 @@ class MemoryEngine:
         return dt.datetime.fromtimestamp(self.clock(), self.settings.zone).date()
 
     async def append(
-        self, text: str, target: Literal["daily", "long_term"] = "daily", heading: str | None = None
+        self, text: str, target: Literal["daily", "long_term"] = "daily", heading: str | None = None,
+        *, client: str = "cli",
     ) -> AppendReceipt:
-        """Append a note to today's daily log or to MEMORY.md; it is searchable when this returns."""
+        """Append a note to today's daily log or to MEMORY.md; it is searchable when this returns.
+        The history records it, with ``client`` (who asked)."""
         self.index.require_open()
-        if refusal := self.append_refusal:
+        if refusal := self.write_refusal("memory_append"):
             raise InputError(refusal)
         entry = format_entry(text, heading)
         if target not in ("daily", "long_term"):
@@ -324,22 +361,166 @@ class MemoryEngine:
         day = self.today()
         title = f"# {day.isoformat()}" if target == "daily" else None
 
-        def write() -> tuple[MemoryFile, AppendReceipt]:  # finding the file lists folders: a worker thread's job too
+        def write() -> tuple[AppendReceipt, Change | None]:  # finding the file lists folders: a worker thread's job too
             file = self.workspace.daily_file(day) if target == "daily" else self.workspace.long_term_file()
-            return file, append_entry(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
+            return append_change(self.workspace.resolve(file.rel, must_exist=False), entry, title=title)
 
-        file, receipt = await _file_errors(write)
+        receipt, change = await _file_errors(write)
+        if change is not None:
+            await self._record(change, "append", client)
         # A repeat too: the first call may have written the file and then failed to index it (a dropped
         # database connection), and its caller retried. An unchanged file costs a stat and a hash.
+        await self._indexed(receipt.path, "do not append it again")
+        return receipt
+
+    async def edit(
+        self, path: str, old: str, new: str, expected_hash: str | None = None, *, client: str = "cli",
+        by_agent: bool = False,
+    ) -> EditReceipt:
+        """Replace the one occurrence of ``old`` in a memory file by ``new`` (empty: delete it), atomically;
+        refused when the file's hash is no longer ``expected_hash``, the text is missing or repeated, or
+        the settings keep the file from edits. Searchable when this returns; the history records it.
+        In review mode (edits.review) an edit of MEMORY.md ``by_agent`` is checked the same way, then kept
+        as a proposal for `memdex review` instead of written."""
+        self.index.require_open()
+        if refusal := self.write_refusal("memory_edit"):
+            raise InputError(refusal)
+        edits = self.settings.edits
+
+        def write() -> tuple[Change, bool]:
+            file = self.workspace.resolve(path)
+            check_editable(file.rel, daily_logs=edits.daily_logs, locked_paths=edits.locked)
+            propose = by_agent and edits.review and file.rel in LONG_TERM_NAMES
+            return replace_text(file, old, new, expected_hash, write=not propose), propose
+
+        change, propose = await _file_errors(write)
+        if propose:
+            now = self._now()
+            proposal = await _file_errors(lambda: self.proposals.add(change, time=now, client=client))
+            return EditReceipt(
+                path=change.path, start_line=change.start_line, end_line=change.start_line, hash=change.before,
+                id=proposal.id, pending=True,
+                note=f"pending review: nothing was written yet; the user applies or rejects it with `memdex review`. "
+                f"Do not make this edit again; {change.path} keeps its hash until then",
+            )
+        entry = await self._record(change, "edit", client)
+        await self._indexed(change.path, f"do not edit it again (`memdex undo {entry.id}` reverses it)")
+        return _edit_receipt(entry)
+
+    async def pending_proposals(self) -> list[Proposal]:
+        """Agent edits waiting for review, oldest first."""
+        return await _file_errors(self.proposals.pending)
+
+    async def proposal_diff(self, proposal: Proposal) -> str:
+        """``proposal`` as a diff of the whole lines it changes in its file as it is now."""
+
+        def read() -> bytes | None:
+            try:
+                return self.workspace.resolve(proposal.path).read_bytes()
+            except PathError:
+                return None
+
+        return proposal.diff(await _file_errors(read))
+
+    async def review(self, apply: list[str], reject: list[str]) -> list[tuple[str, EditReceipt | str]]:
+        """Reject, then apply, pending proposals by id ("all": every one); each id's receipt, or why it failed.
+
+        An applied proposal must find its file at the hash it was proposed against; proposals made
+        against the same file are applied one after the other, when only those applied here changed it.
+        """
+        self.index.require_open()
+        if refusal := self.write_refusal("review"):
+            raise InputError(refusal)
+        every = [p.id for p in await self.pending_proposals()]
+        outcomes: list[tuple[str, EditReceipt | str]] = []
+        for proposal_id in every if reject == ["all"] else reject:
+            try:
+                proposal = await _file_errors(functools.partial(self.proposals.get, proposal_id))
+                await _file_errors(functools.partial(self.proposals.remove, proposal.id))
+                outcomes.append((proposal_id, "rejected"))
+            except MemdexError as exc:
+                outcomes.append((proposal_id, str(exc)))
+        produced: dict[str, set[str]] = {}  # see proposals.apply
+        left = [p.id for p in await self.pending_proposals()] if apply == ["all"] else apply
+        for proposal_id in left:
+            try:
+                proposal = await _file_errors(functools.partial(self.proposals.get, proposal_id))
+                outcomes.append((proposal_id, await self._apply(proposal, produced)))
+            except MemdexError as exc:
+                outcomes.append((proposal_id, str(exc)))
+        return outcomes
+
+    async def _apply(self, proposal: Proposal, produced: dict[str, set[str]]) -> EditReceipt:
+        change = await _file_errors(lambda: apply(self.workspace.resolve(proposal.path), proposal, produced))
+        await _file_errors(lambda: self.proposals.remove(proposal.id))
+        entry = await self._record(change, "edit", f"{proposal.client} (reviewed)")
+        await self._indexed(change.path, f"do not apply it again (`memdex undo {entry.id}` reverses it)")
+        return _edit_receipt(entry)
+
+    async def undo(self, entry_id: str, *, client: str = "cli") -> EditReceipt:
+        """Reverse the recorded write ``entry_id`` while its file is as that write left it; InputError saying
+        what changed otherwise. The undo is recorded too, so undoing it redoes the write."""
+        self.index.require_open()
+        if refusal := self.write_refusal("undo"):
+            raise InputError(refusal)
+
+        def write() -> tuple[Entry, Change]:
+            entry, later = self.history.find(entry_id)
+            try:
+                return entry, reverse(self.workspace.resolve(entry.change.path), entry)
+            except ChangedSince as exc:
+                raise InputError(undo_refusal(entry, later, exc.now)) from None
+
+        entry, change = await _file_errors(write)
+        done = await self._record(change, "undo", client, undoes=entry.id)
+        await self._indexed(change.path, "do not undo it again")
+        return _edit_receipt(done)
+
+    async def consolidation(self) -> Material:
+        """The daily logs not yet consolidated and MEMORY.md with its hash, for a memory_consolidate run;
+        those logs count as consolidated from now on, so the next run starts after them."""
+        self.index.require_open()
+        if refusal := self.write_refusal("memory_consolidate"):
+            raise InputError(refusal)
+        return await _file_errors(lambda: take(self.workspace))
+
+    async def history_entries(self, path: str | None = None) -> list[Entry]:
+        """The recorded writes, oldest first; only those of ``path`` when given."""
+        rel = None if path is None else (await _file_errors(lambda: self.workspace.resolve(path, must_exist=False))).rel
+        entries = await _file_errors(self.history.entries)
+        return [e for e in entries if rel is None or e.change.path == rel]
+
+    def _now(self) -> str:
+        return dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat(timespec="seconds")
+
+    async def _record(self, change: Change, tool: str, client: str, undoes: str | None = None) -> Entry:
+        """Record a write that was made; a failure says so, so that the caller does not make it again."""
+        now = self._now()
         try:
-            await self.syncer.sync_paths([file.rel], until_current=True)
+            return await _file_errors(lambda: self.history.record(change, tool, client, now, undoes))
+        except MemdexError as exc:
+            raise MemdexError(
+                f"the change to {change.path} was saved, but recording it in {self.history.path} failed ({exc}); "
+                "do not make it again"
+            ) from exc
+
+    async def _indexed(self, rel: str, retry: str) -> None:
+        """Index ``rel`` now that it was written (its subscribers hear of it); a failure says the write stands."""
+        try:
+            await self.syncer.sync_paths([rel], until_current=True)
         except StoreError as exc:
             self.mark_dirty()  # the next search indexes it
             raise StoreError(
-                f"the note was saved to {receipt.path}, but indexing it failed ({exc}); it is indexed at the next "
-                "search or sync, so do not append it again"
+                f"the change was saved to {rel}, but indexing it failed ({exc}); it is indexed at the next "
+                f"search or sync, so {retry}"
             ) from exc
-        return receipt
+
+
+def _edit_receipt(entry: Entry) -> EditReceipt:
+    change = entry.change
+    return EditReceipt(
+        path=change.path, start_line=change.start_line, end_line=change.end_line, hash=change.after, id=entry.id
+    )
 
 
 async def _file_errors(fn: Callable[[], T]) -> T:

@@ -54,6 +54,7 @@ class Hit(_Answer):
     vector_score: float | None = Field(None, description="semantic (embedding) part of the score")
     snippet: str = Field(description="the chunk's lines that best match the query (the whole chunk when it is short)")
     source: Literal["memory", "sessions"] = "memory"
+    hash: str | None = Field(None, description="the file's content hash now (memory_edit's expectedHash); null for transcripts")
     explain: Explanation | None = Field(None, description="why this hit ranks here (only with explain)")
 
 
@@ -79,6 +80,7 @@ class Excerpt(_Answer):
     total_lines: int
     next_from: int | None = Field(None, description="pass as 'from' to continue; null at the end")
     note: str | None = Field(None, description="why the answer stops early, when it does")
+    hash: str | None = Field(None, description="content hash of the whole file as read (memory_edit's expectedHash)")
 
 
 class AppendReceipt(_Answer):
@@ -90,3 +92,16 @@ class AppendReceipt(_Answer):
     bytes_written: int
     created: bool = Field(description="true when this append created the file")
     duplicate: bool = Field(False, description="true when the same text was already there, so nothing was written")
+    hash: str = Field(description="the file's content hash after this append (memory_edit's expectedHash)")
+
+
+class EditReceipt(_Answer):
+    """What memory_edit changed (or, in review mode, proposed)."""
+
+    path: str
+    start_line: int = Field(description="first line holding the new text (a deletion: the line it was on)")
+    end_line: int = Field(description="last line holding the new text")
+    hash: str = Field(description="the file's content hash now; pass it as expectedHash to the next edit")
+    id: str = Field(description="the history entry (`memdex undo <id>`), or the pending proposal's id")
+    pending: bool = Field(False, description="true in review mode: nothing was written; the user applies or rejects it")
+    note: str | None = Field(None, description="what a pending edit means for you, when it is pending")

@@ -24,10 +24,20 @@ from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult, Resou
 from pydantic import AliasChoices, Field, ValidationError
 
 from memdex import prompts
-from memdex.memory_core import AppendReceipt, Excerpt, MemoryEngine, SearchAnswer, SearchFilter, as_memdex_error, shown
+from memdex.memory_core import (
+    AppendReceipt,
+    EditReceipt,
+    Excerpt,
+    MemoryEngine,
+    SearchAnswer,
+    SearchFilter,
+    as_memdex_error,
+    shown,
+)
 from memdex.memory_core.limits import (
     MAX_ANSWER_CHARS,
     MAX_APPEND_BYTES,
+    MAX_EDIT_BYTES,
     MAX_HEADING_CHARS,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
@@ -127,6 +137,15 @@ class MemdexServer(MCPServer[Any]):
                 raise
             schema = next(tool.input_schema for tool in await self.list_tools() if tool.name == name)
             raise ToolError(f"Error executing tool {name}: {explain_refusal(schema, refused)}") from refused
+
+
+def _client(ctx: Context[Any, Any]) -> str:
+    """The connected client's name (its initialize clientInfo), for the history."""
+    try:
+        params = ctx.session.client_params
+    except ValueError:  # no request: an in-process call
+        return "unknown"
+    return params.client_info.name if params is not None else "unknown"
 
 
 def _without(fn: Callable[..., Any], parameter: str) -> Callable[..., Any]:
@@ -254,7 +273,7 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
     ) -> Excerpt:
         return await pick(agent).read(path, from_, lines)
 
-    if refusal := first.append_refusal:
+    if refusal := first.write_refusal("memory_append"):
         mcp.withheld["memory_append"] = refusal
     else:
 
@@ -279,8 +298,69 @@ def build_server(engines: MemoryEngine | Mapping[str, MemoryEngine]) -> MCPServe
                 Field(description=f"optional '## ' heading placed above the note (one line, at most {MAX_HEADING_CHARS} characters)"),
             ] = None,
             agent: Annotated[AgentName | None, agent_field] = None,
+            ctx: Context[Any, Any] | None = None,
         ) -> AppendReceipt:
-            return await pick(agent).append(text, target, heading)
+            return await pick(agent).append(text, target, heading, client=_client(ctx) if ctx else "unknown")
+
+    if refusal := first.write_refusal("memory_edit"):
+        mcp.withheld["memory_edit"] = refusal
+    else:
+
+        @mcp.tool(
+            name="memory_edit",
+            title="Edit memory",
+            description=prompts.load("tools/memory_edit.md"),
+            annotations=ToolAnnotations(  # it replaces text, and a repeat finds the text gone
+                read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+            ),
+        )
+        @per_agent
+        @_tool_errors
+        async def memory_edit(
+            path: Annotated[
+                str,
+                Field(min_length=1, max_length=MAX_PATH_CHARS, description="a memory file path as memory_search returned it"),
+            ],
+            old_text: Annotated[
+                str,
+                Field(min_length=1, validation_alias=AliasChoices("oldText", "old_text"),
+                      description=f"the exact text to replace, as memory_get shows it (at most {MAX_EDIT_BYTES // 1024} KB)"),
+            ],
+            new_text: Annotated[
+                str,
+                Field(validation_alias=AliasChoices("newText", "new_text"),
+                      description="the text to put in its place; empty deletes it"),
+            ] = "",
+            expected_hash: Annotated[
+                str | None,
+                Field(max_length=64, validation_alias=AliasChoices("expectedHash", "expected_hash"),
+                      description="the file's hash as memory_get or memory_search returned it; refused if it changed since"),
+            ] = None,
+            agent: Annotated[AgentName | None, agent_field] = None,
+            ctx: Context[Any, Any] | None = None,
+        ) -> EditReceipt:
+            client = _client(ctx) if ctx else "unknown"
+            return await pick(agent).edit(path, old_text, new_text, expected_hash, client=client, by_agent=True)
+
+    if not first.write_refusal("memory_consolidate"):
+
+        @mcp.prompt(
+            name="memory_consolidate",
+            title="Consolidate daily logs into MEMORY.md",
+            description="Give the model the daily logs not yet consolidated and MEMORY.md with its hash, and ask it to "
+            "promote durable facts, replace stale ones with memory_edit (newest wins) and keep MEMORY.md short.",
+        )
+        @per_agent
+        async def memory_consolidate(agent: Annotated[AgentName | None, agent_field] = None) -> str:
+            engine = pick(agent)
+            try:
+                material = await engine.consolidation()
+            except Exception as exc:
+                error = as_memdex_error(exc)
+                if error is None:
+                    raise
+                raise MCPError(INVALID_PARAMS, str(error)) from None
+            return prompts.render_consolidate(material, dt.datetime.now(dt.UTC), engine.settings.zone)
 
     @mcp.prompt(
         name="memory_flush",

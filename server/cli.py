@@ -1,4 +1,4 @@
-"""The ``memdex`` command: serve, index, search, get, status, doctor, setup, hook."""
+"""The ``memdex`` command: serve, index, search, get, edit, history, review, undo, status, doctor, setup, hook."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="serve a host other than loopback without --auth-token (anyone reaching it reads this memory)")
     serve.add_argument("--port", type=int, help="port for sse/http (default 8765)")
     serve.add_argument("--auth-token", help="require 'Authorization: Bearer TOKEN' on sse/http (or MEMDEX_AUTH_TOKEN)")
-    serve.add_argument("--read-only", action="store_true", default=None, help="do not offer memory_append")
+    serve.add_argument("--read-only", action="store_true", default=None, help="do not offer memory_append or memory_edit")
     serve.add_argument("--stateless", action="store_true", default=None,
                        help="http: keep no session between requests, so replicas behind a load balancer can share the load")
     serve.add_argument("--replica", action="store_true", default=None,
@@ -89,6 +89,24 @@ def _parser() -> argparse.ArgumentParser:
     get.add_argument("--from", dest="from_line", type=int, default=1, help="first line (1-based)")
     get.add_argument("--lines", type=int, help="how many lines (default: to the end)")
     get.add_argument("--json", action="store_true", help="print the memory_get answer as JSON")
+
+    edit = commands.add_parser("edit", parents=[common], help="replace one exact piece of text in a memory file")
+    edit.add_argument("path", help="a memory file path, e.g. MEMORY.md")
+    edit.add_argument("--old", required=True, help="the exact text to replace (it must occur once)")
+    edit.add_argument("--new", default="", help="the text to put in its place (default: delete it)")
+    edit.add_argument("--hash", dest="expected_hash", help="refuse unless the file still has this content hash")
+
+    history = commands.add_parser("history", parents=[common], help="list the appends and edits written through memdex")
+    history.add_argument("path", nargs="?", help="only this memory file's")
+    history.add_argument("--json", action="store_true", help="print every entry as a JSON line, pre-images included")
+
+    review = commands.add_parser("review", parents=[common], help="show agent edits pending review (edits.review) and "
+                                 "apply or reject them")
+    review.add_argument("--apply", action="append", default=[], metavar="ID", help="apply this proposal ('all': every one)")
+    review.add_argument("--reject", action="append", default=[], metavar="ID", help="reject this proposal ('all': every one)")
+
+    undo = commands.add_parser("undo", parents=[common], help="reverse one append or edit (an id from `memdex history`)")
+    undo.add_argument("id", help="the history entry to reverse")
 
     status = commands.add_parser("status", parents=[common], help="show the index and environment")
     status.add_argument("--json", action="store_true", help="print as JSON")
@@ -118,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
 
     hook = commands.add_parser("hook", parents=[common], help="answer a host's lifecycle hook (JSON on stdin)")
     hook.add_argument("event", choices=EVENTS, help="session-start: memory files as context; pre-compact: the flush "
-                      "prompt; stop: nothing, or the session marker")
+                      "prompt; consolidate: the consolidation prompt; stop: nothing, or the session marker")
     hook.add_argument("--marker", action="store_true", help="stop: note the session once a day in today's daily log")
     return parser
 
@@ -247,6 +265,65 @@ async def _get(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _edit(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        receipt = await engine.edit(args.path, args.old, args.new, args.expected_hash)
+    print(f"edited {receipt.path}:{receipt.start_line}-{receipt.end_line} (hash {receipt.hash}); "
+          f"`memdex undo {receipt.id}` reverses it")
+    return 0
+
+
+async def _history(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        entries = await engine.history_entries(args.path)
+    for entry in entries:
+        if args.json:
+            print(entry.line())
+            continue
+        change = entry.change
+        what = f"undo of {entry.undoes}" if entry.undoes else entry.tool
+        print(f"{entry.id}  {entry.time}  {what:<16} {change.path}:{change.start_line}-{change.end_line}  "
+              f"{change.before}->{change.after}  ({entry.client})")
+        for sign, text in (("-", change.old), ("+", change.new)):
+            for line in text.splitlines()[:3]:
+                print(f"    {sign} {line}")
+    if not entries:
+        print("no appends or edits recorded yet", file=sys.stderr)
+    return 0
+
+
+async def _review(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        apply, reject = args.apply, args.reject
+        pending = await engine.pending_proposals()
+        if not apply and not reject:
+            for proposal in pending:
+                print(f"proposal {proposal.id} by {proposal.client} at {proposal.time} (file hash {proposal.base})")
+                print(await engine.proposal_diff(proposal))
+                if sys.stdin.isatty():
+                    answer = input("apply, reject or skip? [a/r/S] ").strip().lower()
+                    {"a": apply, "r": reject}.get(answer[:1], []).append(proposal.id)
+            if not pending:
+                print("no edits are pending review", file=sys.stderr)
+        outcomes = await engine.review(apply, reject)
+    failed = 0
+    for proposal_id, outcome in outcomes:
+        if isinstance(outcome, str):
+            failed += outcome != "rejected"
+            print(f"{proposal_id}: {outcome}", file=sys.stdout if outcome == "rejected" else sys.stderr)
+        else:
+            print(f"{proposal_id}: applied to {outcome.path}:{outcome.start_line}-{outcome.end_line} (hash {outcome.hash}); "
+                  f"`memdex undo {outcome.id}` reverses it")
+    return 2 if failed else 0
+
+
+async def _undo(settings: Settings, args: argparse.Namespace) -> int:
+    async with MemoryEngine(_one_agent(settings, args.agent), background_sync=False) as engine:
+        receipt = await engine.undo(args.id)
+    print(f"undid {args.id} in {receipt.path} (hash {receipt.hash}); `memdex undo {receipt.id}` redoes it")
+    return 0
+
+
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from .transport import serve
 
@@ -289,12 +366,16 @@ async def _hook(settings: Settings, args: argparse.Namespace) -> int:
     return hooks.run(args.event, lambda: _one_agent(settings, args.agent), marker=args.marker)
 
 
-_ON_A_WORKSPACE = {"serve", "index", "search", "get", "status"}  # refused on a missing or wrong workspace
+_ON_A_WORKSPACE = {"serve", "index", "search", "get", "edit", "history", "review", "undo", "status"}  # refused on a missing or wrong workspace
 _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Awaitable[int]]] = {
     "serve": _serve,
     "index": _index,
     "search": _search,
     "get": _get,
+    "edit": _edit,
+    "history": _history,
+    "review": _review,
+    "undo": _undo,
     "status": lambda settings, args: diagnostics.status(_one_agent(settings, args.agent), as_json=args.json),
     "doctor": lambda settings, args: diagnostics.doctor(_one_agent(settings, args.agent)),
     "setup": _setup,

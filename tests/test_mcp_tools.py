@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -186,6 +187,7 @@ async def test_memory_get_reads_lines_and_reports_totals(notes: Path) -> None:
             "totalLines": 4,
             "nextFrom": None,
             "note": None,
+            "hash": hashlib.sha256((notes / "MEMORY.md").read_bytes()).hexdigest()[:16],  # the whole file's
         }
 
 
@@ -229,12 +231,14 @@ async def test_append_declares_itself_idempotent_and_a_repeat_writes_nothing(not
 
 
 async def test_read_only_server_has_no_append_tool_and_says_why_when_it_is_called(notes: Path) -> None:
-    """--read-only removes memory_append; a client that calls it anyway learns why, not 'Unknown tool'."""
+    """--read-only removes memory_append and memory_edit; a client that calls one anyway learns why, not 'Unknown tool'."""
     before = {path: path.read_bytes() for path in notes.rglob("*.md")}
     async with Client(build_server(_engine(notes, read_only=True))) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         refused = await client.call_tool("memory_append", {"text": "a note"})
+        edit = await client.call_tool("memory_edit", {"path": "MEMORY.md", "oldText": "Postgres", "newText": "MySQL"})
     assert names == {"memory_search", "memory_get"}
+    assert edit.is_error and "memory_edit is off and nothing was written" in edit.content[0].text
     assert refused.is_error and "read-only" in refused.content[0].text and "nothing was written" in refused.content[0].text
     assert "Unknown tool" not in refused.content[0].text
     assert {path: path.read_bytes() for path in notes.rglob("*.md")} == before

@@ -44,7 +44,7 @@ DIST = re.sub(r"[-_.]+", "_", NAME).lower()  # the normalised name in file names
 WHEEL = f"{DIST}-{VERSION}-py3-none-any.whl"
 # The repository's folders and what they install as (pyproject.toml's package-dir).
 PACKAGE_DIRS = {"memory_core": "memdex/memory_core", "server": "memdex/server", "prompts": "memdex/prompts"}
-TOOLS = {"memory_search", "memory_get", "memory_append"}
+TOOLS = {"memory_search", "memory_get", "memory_append", "memory_edit"}
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +192,7 @@ async def test_uvx_serves_the_wheel_in_a_clean_environment(
     with anyio.fail_after(180):
         async with Client(params) as client:
             assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
-            assert [p.name for p in (await client.list_prompts()).prompts] == ["memory_flush"]
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["memory_consolidate", "memory_flush"]
             answer = await _search_until_found(client, "PostgreSQL billing service")
             assert answer["mode"] == "keyword"  # no local model, no API key: keyword search
             assert answer["results"][0]["path"] == "MEMORY.md"

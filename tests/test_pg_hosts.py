@@ -71,6 +71,8 @@ async def test_a_replica_serves_search_and_reads_from_the_database_and_refuses_w
         assert set(tools) == {"memory_search", "memory_get"}
         refused = await client.call_tool("memory_append", {"text": "a note that must not vanish"})
         assert refused.is_error and "replica" in refused.content[0].text and "Unknown tool" not in refused.content[0].text
+        edit = await client.call_tool("memory_edit", {"path": "MEMORY.md", "oldText": "a", "newText": "b"})
+        assert edit.is_error and "memory_edit is off here" in edit.content[0].text
         reads = tools["memory_get"].description or ""
         assert "replica without the files" in reads and "on disk" not in reads and "{{" not in reads
 

@@ -221,13 +221,14 @@ def test_tool_texts_state_the_limits_the_code_enforces() -> None:
     """The descriptions the model reads quote memory_core.limits, so they cannot drift apart."""
     from memdex.memory_core import limits
 
-    search, append = (prompts.load(f"tools/{n}.md") for n in ("memory_search", "memory_append"))
+    search, append, edit = (prompts.load(f"tools/{n}.md") for n in ("memory_search", "memory_append", "memory_edit"))
     get = prompts.memory_get_text(replica=False)
     assert "Reads the file on disk" in get and prompts.FRESHNESS not in get
     assert f"up to {limits.MAX_RESULTS} " in search and f"at most {limits.SNIPPET_CHARS} characters" in search
     assert f"maxChars ({limits.MIN_ANSWER_CHARS}-{limits.MAX_ANSWER_CHARS} characters)" in search
     assert f"{limits.MAX_READ_LINES} lines / {limits.MAX_READ_CHARS:,} characters" in get
     assert f"at most {limits.MAX_APPEND_BYTES // 1024} KB" in append
+    assert f"at most {limits.MAX_EDIT_BYTES // 1024} KB" in edit
     assert f"a query of at most {limits.MAX_QUERY_CHARS:,} characters" in search
     paths = f"at most {limits.MAX_PATH_CHARS:,} characters and {limits.MAX_PATH_PARTS} components"
     assert paths in search and paths in get

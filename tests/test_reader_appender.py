@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable
@@ -84,6 +85,7 @@ def test_the_excerpt_json_uses_camel_case_and_from(workspace: Path, ten_lines: s
     data = excerpt(workspace, ten_lines, 2, 1).model_dump(by_alias=True)
     assert data == {
         "path": "memory/ten.md", "text": "line 2", "from": 2, "to": 2, "totalLines": 10, "nextFrom": 3, "note": None,
+        "hash": hashlib.sha256((workspace / ten_lines).read_bytes()).hexdigest()[:16],
     }
 
 
@@ -369,8 +371,8 @@ def test_a_remembered_line_count_serves_only_the_file_this_process_left(
     """The next append to a file as our last append left it skips the line count; a file grown or rewritten
     (even to the same size) by anyone else is counted again, so receipts stay exact."""
     counts: list[int] = []
-    newlines = appender._newlines
-    monkeypatch.setattr(appender, "_newlines", lambda fd, end: counts.append(end) or newlines(fd, end))
+    scan = appender._scan
+    monkeypatch.setattr(appender, "_scan", lambda fd, end: counts.append(end) or scan(fd, end))
     path = workspace / "MEMORY.md"
     path.write_bytes(b"# Notes\n\nab cd\n")
     file = Workspace(workspace).resolve("MEMORY.md")

@@ -108,7 +108,7 @@ async def test_stdio_server_runs_as_a_subprocess_and_answers_tools(tmp_path: Pat
     params = StdioServerParameters(command=sys.executable, args=_server_args(notes), env=_env(tmp_path))
     async with Client(params) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == {"memory_search", "memory_get", "memory_append"}
+        assert names == {"memory_search", "memory_get", "memory_append", "memory_edit"}
         answer = await _search_until_found(client, "ORBIT-7734")
         assert answer["results"][0]["path"] == "MEMORY.md"
         got = await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 3, "lines": 1})

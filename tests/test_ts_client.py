@@ -1,8 +1,9 @@
 """A real third-party client: the official TypeScript SDK (tests/ts_client/client.mjs) against `memdex serve`
 as a subprocess, over stdio and over Streamable HTTP, on a copy of examples/workspace.
 
-The client walks the whole surface (initialize, tools, the prompt, resources, subscribe/unsubscribe with
-the update notification, bad arguments) and prints a JSON summary, asserted here. Needs node and
+The client walks the whole surface (initialize, tools, the prompts, resources, subscribe/unsubscribe with
+the update notification, an append and its correction by memory_edit, bad arguments) and prints a JSON
+summary, asserted here; `memdex undo` then reverses the client's writes. Needs node and
 `npm ci --prefix tests/ts_client`; .ci/run installs both, so in CI (``CI`` set) their absence fails.
 """
 
@@ -65,17 +66,20 @@ def _run_client(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]
     return summary
 
 
-def _assert_summary(summary: dict[str, Any], transport: str, workspace: Path) -> None:
+def _assert_summary(summary: dict[str, Any], transport: str, workspace: Path) -> str:
+    """Check the client's summary; returns the history id of its edit."""
     bad = summary.pop("badArguments")
+    edit_id = summary.pop("editId")
     assert summary == {
         "transport": transport,
         "server": "memdex",
         "capabilities": {"tools": True, "prompts": True, "resources": True, "subscribe": True},
         "hasInstructions": True,
-        "tools": ["memory_append", "memory_get", "memory_search"],
+        "tools": ["memory_append", "memory_edit", "memory_get", "memory_search"],
         "search": {"isError": False, "mode": "keyword", "paths": summary["search"]["paths"]},
         "get": {"isError": False, "text": "# Memory", "to": 1},
-        "prompts": ["memory_flush"],
+        "prompts": ["memory_consolidate", "memory_flush"],
+        "consolidatePrompt": {"mentionsEdit": True, "hasMemoryHash": True, "logs": 3},
         "flushPrompt": {"messages": 1, "roles": ["user"], "mentionsNoReply": True, "mentionsDailyLog": True},
         "resources": [
             "memory://MEMORY.md",
@@ -91,6 +95,9 @@ def _assert_summary(summary: dict[str, Any], transport: str, workspace: Path) ->
         "append": {"isError": False, "path": "MEMORY.md"},
         "updatedWhileSubscribed": 1,
         "appendFound": "MEMORY.md",
+        "edit": {"isError": False, "hashChanged": True, "historyId": True, "pending": False, "updated": True,
+                 "found": "MEMORY.md", "staleRefused": True},
+        "editAnnotations": {"destructive": True, "idempotent": False, "readOnly": False},
         "updatedAfterUnsubscribe": 0,
         "aliveAfterErrors": True,
     }
@@ -102,6 +109,8 @@ def _assert_summary(summary: dict[str, Any], transport: str, workspace: Path) ->
         "getOutsideWorkspace": "'../outside.md' is outside",
         "getNotMarkdown": "'notes.txt' is not a Markdown file",
         "appendBadTarget": "target must be 'daily' or 'long_term' (got 'elsewhere')",
+        "editNotFound": "the old text is not in MEMORY.md",
+        "editDailyLog": "memory/2026-11-18.md is a daily log, which is append-only",
         "unknownTool": "Unknown tool: memory_delete",
     }
     assert set(bad) == set(expected_causes)
@@ -109,16 +118,38 @@ def _assert_summary(summary: dict[str, Any], transport: str, workspace: Path) ->
         assert bad[name]["isError"] is True, (name, bad[name])
         assert cause in bad[name]["text"], (name, bad[name])
         assert "Traceback" not in bad[name]["text"]
-    # Both appends reached the file on disk, as appended lines.
+    # The append, its correction by memory_edit and the second append reached the file on disk.
     memory = (workspace / "MEMORY.md").read_text(encoding="utf-8")
-    assert f"- The TypeScript client wrote {summary['token']}." in memory
+    assert f"- The TypeScript client corrected {summary['token']}." in memory
+    assert f"- The TypeScript client wrote {summary['token']}." not in memory
     assert f"- A second note, {summary['token']}-2." in memory
+    return str(edit_id)
+
+
+def _undo_round_trip(tmp_path: Path, workspace: Path, edit_id: str, token: str) -> None:
+    """`memdex undo` of the client's edit: refused while a later append stands, then, that undone first, it
+    restores the line the client first wrote."""
+    def memdex(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "memdex.server.cli", *args, "--workspace", str(workspace),
+                               "--index", str(tmp_path / "idx.sqlite")], capture_output=True, text=True, timeout=60)
+
+    refused = memdex("undo", edit_id)
+    assert refused.returncode == 2 and "undo them first, newest first" in refused.stderr, refused.stderr
+    later = refused.stderr.split("newest first (")[1].split(")")[0]
+    assert memdex("undo", later).returncode == 0
+    undone = memdex("undo", edit_id)
+    assert undone.returncode == 0, undone.stderr
+    memory = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"- The TypeScript client wrote {token}." in memory and "corrected" not in memory and "second note" not in memory
+    tools = [line.split()[2] for line in memdex("history").stdout.splitlines() if not line.startswith("    ")]
+    assert tools == ["append", "edit", "append", "undo", "undo"]
 
 
 def test_typescript_sdk_client_over_stdio(tmp_path: Path, notes: Path) -> None:
     """The TS SDK spawns `memdex serve` over stdio and every step of the walk answers as expected."""
     summary = _run_client("stdio", *_server_args(tmp_path, notes))
-    _assert_summary(summary, "stdio", notes)
+    token = summary["token"]
+    _undo_round_trip(tmp_path, notes, _assert_summary(summary, "stdio", notes), token)
 
 
 def test_typescript_sdk_client_over_streamable_http(tmp_path: Path, notes: Path) -> None:
@@ -145,4 +176,5 @@ def test_typescript_sdk_client_over_streamable_http(tmp_path: Path, notes: Path)
         assert server.poll() is None, "the server must outlive the client's bad calls"
     finally:
         stop_process(server)
-    _assert_summary(summary, "http", notes)
+    token = summary["token"]
+    _undo_round_trip(tmp_path, notes, _assert_summary(summary, "http", notes), token)

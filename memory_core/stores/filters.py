@@ -6,7 +6,7 @@ of the chunks, so the keyword and the vector side both rank the allowed chunks o
 search returns as many hits as exist, never the few survivors of an unfiltered top list.
 
 Dates are those of daily logs, a file named ``YYYY-MM-DD….md`` in a folder named ``memory``
-(:data:`DATED`, the rule temporal decay also reads); every other file is undated and is left out
+(:data:`~memdex.memory_core.workspace.files.DAILY_LOG`, the rule temporal decay also reads); every other file is undated and is left out
 when a date bound is set. Both stores read the date from the path (no column holds it): a range of
 the path index finds the logs of the top ``memory/`` folder, nearly all of them, and a test of the
 last component the few in deeper ``memory`` folders. :meth:`SearchFilter.sql` writes the condition
@@ -22,13 +22,11 @@ from typing import Literal
 
 from ..errors import InputError
 from ..textutil import shown
-from ..workspace.files import SESSIONS_PREFIX, check_path_size
+from ..workspace.files import DAILY_LOG, SESSIONS_PREFIX, check_path_size
 
 Source = Literal["memory", "sessions"]
 SOURCES: tuple[Source, ...] = ("memory", "sessions")
 
-# A daily log's path: ``memory/2026-01-31.md``, ``memory/2026-01-31-standup.md``, ``x/memory/2026-01-31.md``.
-DATED = re.compile(r"(?:^|/)memory/([0-9]{4}-[0-9]{2}-[0-9]{2})[^/]*\.md\Z")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _FIRST_DAY, _LAST_DAY = dt.date.min.isoformat(), dt.date.max.isoformat()
 
@@ -82,7 +80,7 @@ _IN_SESSIONS = f"path >= '{SESSIONS_PREFIX}/' AND path < '{SESSIONS_PREFIX}0'"
 
 def log_date(path: str) -> dt.date | None:
     """The date of the daily log at ``path``; None for an undated file (or an impossible date)."""
-    match = DATED.search(path)
+    match = DAILY_LOG.search(path)
     if match is None:
         return None
     try:

@@ -1,11 +1,11 @@
 """Append-only writes to memory files, safe under concurrent callers.
 
 Each append opens the file with :meth:`MemoryFile.open` (missing folders made one at a time, never
-through a symlink), takes a per-file lock (a thread lock, plus ``flock`` between processes where
-the OS has it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and
-``fsync``s it. Existing text is never rewritten, nor read whole: only its last :data:`TAIL_BYTES`
-are read, and its lines are counted as ``\\n`` bytes, a block at a time, unless the file is as this
-process's last append left it (same inode, size and mtime), whose count is remembered.
+through a symlink) under its write lock (:mod:`.locking`, shared with edits), writes the whole entry
+with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. Existing text is never rewritten;
+it is read a block at a time to count its lines (``\\n`` bytes) and hash it for the history, unless the
+file is as this process's last append left it (same inode, size and mtime), whose count and running
+hash are remembered; then only its last :data:`TAIL_BYTES` are read.
 
 An entry identical to one of the last :data:`RECENT_ENTRIES` entries of the file is not written
 again, so a model that repeats itself during a flush does not duplicate notes, while the same
@@ -16,39 +16,26 @@ trailing whitespace; an entry of several paragraphs must match as many in a row.
 
 from __future__ import annotations
 
+import hashlib
 import os
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
 from ..textutil import split_lines
-from .memory_file import MemoryFile
-
-try:
-    import fcntl
-except ImportError:  # Windows: the thread lock alone serialises writers in this process
-    fcntl = None  # type: ignore[assignment]
+from .history import Change
+from .locking import locked
+from .memory_file import HASH_CHARS, MemoryFile
 
 RECENT_ENTRIES = 3
 TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
 _BLOCK = 1 << 20
 
-_locks: dict[Path, threading.Lock] = {}
-_locks_guard = threading.Lock()
-_counted: dict[Path, tuple[tuple[int, int, int, int], int]] = {}  # (dev, inode, size, mtime) -> its newlines
-
-
-@contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with _locks_guard:
-        lock = _locks.setdefault(path, threading.Lock())
-    with lock:
-        yield
+# (dev, inode, size, mtime) -> its newlines and the SHA-256 of its bytes so far
+_counted: dict[Path, tuple[tuple[int, int, int, int], int, Any]] = {}
 
 
 def format_entry(text: str, heading: str | None) -> str:
@@ -75,38 +62,43 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
 
     A repeat of a recent entry writes nothing, and its receipt gives the lines of the earlier copy.
     """
-    with _file_lock(file.path):
-        fd = file.open(os.O_RDWR | os.O_APPEND | getattr(os, "O_BINARY", 0), create=True)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            identity = _identity(fd)
-            size = identity[2]
-            tail_start = max(0, size - TAIL_BYTES)
-            tail = _read(fd, tail_start, size)
-            known = _counted.get(file.path)
-            if known is not None and known[0] == identity:
-                newlines = known[1]
-            else:
-                newlines = _newlines(fd, tail_start) + tail.count(b"\n")
-            earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
-            if earlier is not None:
-                return AppendReceipt(
-                    path=file.rel, start_line=earlier[0], end_line=earlier[1], bytes_written=0, created=False,
-                    duplicate=True,
-                )
-            prefix = _separator(tail, title)
-            data = (prefix + entry).encode("utf-8")
-            _write_all(fd, data)
-            os.fsync(fd)
-            _counted[file.path] = (_identity(fd), newlines + data.count(b"\n"))
-        finally:
-            os.close(fd)  # closing releases the flock
+    return append_change(file, entry, title=title)[0]
+
+
+def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> tuple[AppendReceipt, Change | None]:
+    """:func:`append_entry`, with the change it made for the history (None: a repeat, nothing written)."""
+    with locked(file, os.O_RDWR | os.O_APPEND | getattr(os, "O_BINARY", 0), create=True) as fd:
+        identity = _identity(fd)
+        size = identity[2]
+        tail_start = max(0, size - TAIL_BYTES)
+        known = _counted.get(file.path)
+        if known is not None and known[0] == identity:
+            newlines, digest = known[1], known[2].copy()
+        else:
+            newlines, digest = _scan(fd, size)
+        tail = _read(fd, tail_start, size)
+        before = digest.hexdigest()[:HASH_CHARS]
+        earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
+        if earlier is not None:
+            receipt = AppendReceipt(
+                path=file.rel, start_line=earlier[0], end_line=earlier[1], bytes_written=0, created=False,
+                duplicate=True, hash=before,
+            )
+            return receipt, None
+        prefix = _separator(tail, title)
+        data = (prefix + entry).encode("utf-8")
+        _write_all(fd, data)
+        os.fsync(fd)
+        digest.update(data)
+        _counted[file.path] = (_identity(fd), newlines + data.count(b"\n"), digest.copy())
+    after = digest.hexdigest()[:HASH_CHARS]
     start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
-    return AppendReceipt(
-        path=file.rel, start_line=start, end_line=start + entry.count("\n") - 1, bytes_written=len(data),
-        created=size == 0,
+    end = start + entry.count("\n") - 1
+    receipt = AppendReceipt(
+        path=file.rel, start_line=start, end_line=end, bytes_written=len(data), created=size == 0, hash=after
     )
+    change = Change(file.rel, size, "", prefix + entry, before, after, start, end)
+    return receipt, change
 
 
 class _Entry(NamedTuple):
@@ -180,9 +172,15 @@ def _read(fd: int, start: int, end: int) -> bytes:
     return b"".join(chunks)
 
 
-def _newlines(fd: int, end: int) -> int:
-    """How many ``\\n`` bytes the file holds before offset ``end``, counted a block at a time."""
-    return sum(_read(fd, start, min(start + _BLOCK, end)).count(b"\n") for start in range(0, end, _BLOCK))
+def _scan(fd: int, end: int) -> tuple[int, Any]:
+    """How many ``\\n`` bytes the file holds before offset ``end``, and the SHA-256 of those bytes, a block at a time."""
+    digest = hashlib.sha256()
+    newlines = 0
+    for start in range(0, end, _BLOCK):
+        block = _read(fd, start, min(start + _BLOCK, end))
+        newlines += block.count(b"\n")
+        digest.update(block)
+    return newlines, digest
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -35,7 +35,7 @@ from .spelling import Listings, aliases_in, as_listed, listed_name, listed_path
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "DAILY_DIR", "LONG_TERM_NAMES", "ROOT_NAMES", "SESSIONS_PREFIX", "SKIPPED_DIRS", "TRANSCRIPT_SUFFIX",
+    "DAILY_DIR", "DAILY_LOG", "LONG_TERM_NAMES", "ROOT_NAMES", "SESSIONS_PREFIX", "SKIPPED_DIRS", "TRANSCRIPT_SUFFIX",
     "MemoryFile", "Workspace", "answer_path", "check_path_size", "check_root",
 ]
 
@@ -45,6 +45,8 @@ SESSIONS_PREFIX = "sessions"  # first component of every transcript's answer pat
 TRANSCRIPT_SUFFIX = ".jsonl"
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 ROOT_NAMES = (*LONG_TERM_NAMES, DAILY_DIR)  # the only names the memory files take at the workspace root
+# A daily log's path: ``memory/2026-01-31.md``, ``memory/2026-01-31-standup.md``, ``x/memory/2026-01-31.md``.
+DAILY_LOG = re.compile(r"(?:^|/)memory/([0-9]{4}-[0-9]{2}-[0-9]{2})[^/]*\.md\Z")
 
 
 def check_path_size(text: str, name: str = "path") -> None:

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
+import secrets
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PathError
+
+HASH_CHARS = 16  # a content hash: the first hex digits of the SHA-256 of the file's bytes
+# An edit's new file before it is renamed over the old one: hidden, so neither indexed nor watched.
+TEMP_NAME = re.compile(r"\.(?P<name>.+)\.memdex-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp\Z")
 
 # Linux and macOS open a file component by component below a folder descriptor; Windows cannot.
 FD_WALK = {os.open, os.mkdir} <= os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -61,6 +68,39 @@ class MemoryFile:
             except OSError as exc:
                 raise refusal(self.rel, exc) from None
 
+    def replace(self, data: bytes, mode: int) -> None:
+        """Make ``data`` the file's content atomically: a temporary file in the same folder (``mode``,
+        fsynced) renamed over it, then the folder fsynced. A reader sees the old file or the new one."""
+        base = self.base or self.path.parent
+        parts = self.path.relative_to(base).parts
+        temp = f".{parts[-1]}.memdex-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        try:
+            if FD_WALK:  # the folder reached without following a symlink; temp and rename inside it
+                folder = _open_below(base, (*parts[:-1], "."), os.O_RDONLY | os.O_DIRECTORY, False, last=0)
+                try:
+                    _write_new(temp, data, mode, folder)
+                    try:
+                        os.rename(temp, parts[-1], src_dir_fd=folder, dst_dir_fd=folder)
+                    except OSError:
+                        with contextlib.suppress(OSError):
+                            os.unlink(temp, dir_fd=folder)
+                        raise
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
+            else:
+                os.close(_open_checked(base, parts, os.O_RDONLY, False))  # every folder checked for symlinks
+                path = self.path.parent / temp
+                _write_new(str(path), data, mode, None)
+                try:
+                    os.replace(path, self.path)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                    raise
+        except OSError as exc:
+            raise refusal(self.rel, exc) from None
+
     def _open(self, flags: int, create: bool) -> int:
         base = self.base or self.path.parent
         fd = _open_below(base, self.path.relative_to(base).parts, flags, create)
@@ -70,7 +110,55 @@ class MemoryFile:
         raise _NotRegular(errno.EISDIR, "not a regular file", self.path.name)
 
 
-def _open_below(base: Path, parts: Sequence[str], flags: int, create: bool) -> int:
+def content_hash(data: bytes) -> str:
+    """The content hash of a file's bytes (see :data:`HASH_CHARS`)."""
+    return hashlib.sha256(data).hexdigest()[:HASH_CHARS]
+
+
+def _write_new(name: str, data: bytes, mode: int, folder: int | None) -> None:
+    """Create ``name`` (it must not exist), write ``data``, set ``mode``, fsync; nothing is left on failure."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _LAST_FLAGS, 0o600, dir_fd=folder)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=folder)
+        raise
+    finally:
+        os.close(fd)
+
+
+def sweep_temp_files(folder: Path) -> list[str]:
+    """Remove what an edit killed before its rename left in ``folder``: temporary files whose process is gone."""
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            match = TEMP_NAME.fullmatch(entry.name)
+            if match and not _alive(int(match["pid"])) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive under another user, or no such check here (Windows)
+        return True
+    return True
+
+
+def _open_below(base: Path, parts: Sequence[str], flags: int, create: bool, last: int = _LAST_FLAGS) -> int:
     """Open ``base/parts…``; a symlinked component fails (ELOOP, or ENOTDIR for a folder)."""
     if not FD_WALK:
         return _open_checked(base, parts, flags, create)
@@ -83,7 +171,7 @@ def _open_below(base: Path, parts: Sequence[str], flags: int, create: bool) -> i
             inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
             os.close(folder)
             folder = inner
-        return os.open(parts[-1], flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644, dir_fd=folder)
+        return os.open(parts[-1], flags | last | (os.O_CREAT if create else 0), 0o644, dir_fd=folder)
     finally:
         os.close(folder)
 

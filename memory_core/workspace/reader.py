@@ -14,17 +14,19 @@ from ..limits import MAX_READ_CHARS, MAX_READ_LINES
 from ..models import Excerpt
 from ..text.transcripts import lines_between, parse_transcript
 from ..textutil import split_lines
-from .memory_file import MemoryFile
+from .memory_file import MemoryFile, content_hash
 
 
 def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None) -> Excerpt:
-    """Lines ``from_line`` … ``from_line + lines - 1`` of ``file``, capped at 200 lines / 16,000 chars.
+    """Lines ``from_line`` … ``from_line + lines - 1`` of ``file``, capped at 200 lines / 16,000 chars, with
+    the whole file's content hash (a memory file's: the hash memory_edit checks).
 
     For a transcript the lines are JSONL lines, and the text holds the messages among them.
     """
     _check_range(from_line, lines)
-    content = file.read_bytes().decode("utf-8", errors="replace")  # PathError if it cannot be read safely
-    return excerpt(file.rel, file.source, content, from_line, lines)
+    data = file.read_bytes()  # PathError if it cannot be read safely
+    answer = excerpt(file.rel, file.source, data.decode("utf-8", errors="replace"), from_line, lines)
+    return answer.model_copy(update={"hash": content_hash(data)}) if file.source == "memory" else answer
 
 
 def _check_range(from_line: int, lines: int | None) -> None:

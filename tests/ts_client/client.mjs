@@ -81,6 +81,13 @@ async function main() {
 
   const prompts = await client.listPrompts();
   summary.prompts = prompts.prompts.map((p) => p.name).sort();
+  const consolidate = await client.getPrompt({ name: "memory_consolidate", arguments: {} });
+  const consolidateText = consolidate.messages.map((m) => (m.content.type === "text" ? m.content.text : "")).join("\n");
+  summary.consolidatePrompt = {
+    mentionsEdit: consolidateText.includes("memory_edit"),
+    hasMemoryHash: /## MEMORY\.md \(hash [0-9a-f]{16}, /.test(consolidateText),
+    logs: (consolidateText.match(/^## memory\/\d{4}-\d{2}-\d{2}\.md$/gm) ?? []).length,
+  };
   const flush = await client.getPrompt({ name: "memory_flush", arguments: { date: "2026-11-21", timezone: "UTC" } });
   const flushText = flush.messages.map((m) => (m.content.type === "text" ? m.content.text : "")).join("\n");
   summary.flushPrompt = {
@@ -117,6 +124,31 @@ async function main() {
   summary.updatedWhileSubscribed = updates.filter((u) => u === "memory://MEMORY.md").length;
   summary.appendFound = (await searchUntilFound(client, token, 10000)).paths[0] ?? null;
 
+  // memory_edit: read the hash, replace the appended line (subscribers hear of it), then a stale hash is refused.
+  const beforeEdit = updates.filter((u) => u === "memory://MEMORY.md").length;
+  const current = await client.callTool({ name: "memory_get", arguments: { path: "MEMORY.md" } });
+  const hash = current.structuredContent?.hash ?? null;
+  const edited = await client.callTool({
+    name: "memory_edit",
+    arguments: { path: "MEMORY.md", oldText: `- The TypeScript client wrote ${token}.`, newText: `- The TypeScript client corrected ${token}.`, expectedHash: hash },
+  });
+  const editDeadline = Date.now() + 10000;
+  while (updates.filter((u) => u === "memory://MEMORY.md").length === beforeEdit && Date.now() < editDeadline) await sleep(50);
+  const stale = await outcome(client, "memory_edit", { path: "MEMORY.md", oldText: "# Memory", newText: "# Notes", expectedHash: hash });
+  summary.edit = {
+    isError: edited.isError === true,
+    hashChanged: typeof hash === "string" && hash.length === 16 && edited.structuredContent?.hash !== hash,
+    historyId: typeof edited.structuredContent?.id === "string",
+    pending: edited.structuredContent?.pending ?? null,
+    updated: updates.filter((u) => u === "memory://MEMORY.md").length > beforeEdit,
+    found: (await searchUntilFound(client, `corrected ${token}`, 10000)).paths[0] ?? null,
+    staleRefused: stale.isError === true && stale.text.includes("changed since you read it"),
+  };
+  summary.editId = edited.structuredContent?.id ?? null;
+  const tools = (await client.listTools()).tools;
+  const annotations = tools.find((t) => t.name === "memory_edit")?.annotations ?? {};
+  summary.editAnnotations = { destructive: annotations.destructiveHint, idempotent: annotations.idempotentHint, readOnly: annotations.readOnlyHint };
+
   await client.unsubscribeResource({ uri: "memory://MEMORY.md" });
   const before = updates.filter((u) => u === "memory://MEMORY.md").length;
   await client.callTool({ name: "memory_append", arguments: { text: `- A second note, ${token}-2.`, target: "long_term" } });
@@ -130,6 +162,8 @@ async function main() {
     getOutsideWorkspace: await outcome(client, "memory_get", { path: "../outside.md" }),
     getNotMarkdown: await outcome(client, "memory_get", { path: "notes.txt" }),
     appendBadTarget: await outcome(client, "memory_append", { text: "x", target: "elsewhere" }),
+    editNotFound: await outcome(client, "memory_edit", { path: "MEMORY.md", oldText: "no such text anywhere" }),
+    editDailyLog: await outcome(client, "memory_edit", { path: "memory/2026-11-18.md", oldText: "#" }),
     unknownTool: await outcome(client, "memory_delete", { path: "MEMORY.md" }),
   };
   summary.aliveAfterErrors = (await client.listTools()).tools.length === summary.tools.length;
