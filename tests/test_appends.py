@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +18,8 @@ from memdex.memory_core import MemoryEngine
 from memdex.memory_core.index import indexer
 from memdex.memory_core.stores.records import FileChange, TailChange
 from memdex.memory_core.text.chunking import Chunk, ChunkMark, chunk_markdown, rechunk_tail
+from memdex.memory_core.textutil import sha256_hex
+from memdex.memory_core.workspace import seen
 
 pytestmark = pytest.mark.both_stores
 
@@ -57,7 +63,7 @@ def read(path: Path) -> str:
 async def indexed(engine: MemoryEngine, rel: str) -> list[tuple[int, Chunk]]:
     rows = await engine.index.read(engine.index.ops.chunks_of, [rel], 100_000)
     rows.sort(key=lambda row: row.id)  # the chunker's order (start lines repeat on a long line)
-    return [(r.id, Chunk(r.start_line, r.end_line, r.text, indexer.sha256_hex(r.text))) for r in rows]
+    return [(r.id, Chunk(r.start_line, r.end_line, r.text, sha256_hex(r.text))) for r in rows]
 
 
 async def test_appends_keep_the_index_a_full_re_chunk_would_build(
@@ -84,6 +90,81 @@ async def test_appends_keep_the_index_a_full_re_chunk_would_build(
             await engine.syncer.sync_paths([LOG], until_current=True)
             text = read(path)
             assert [chunk for _, chunk in await indexed(engine, LOG)] == chunk_markdown(text, 40, 10)
+
+
+async def test_appends_that_hash_only_their_own_bytes_keep_the_index_exact(
+    make_engine: MakeEngine, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both stores: an append to a log as this process last saw it hashes and counts only its own bytes,
+    and after each one the log's chunks and hash are a full index's. A same-size rewrite that keeps the
+    mtime (here, and from another process), a replacement and another process's append each change the
+    file under the remembered state: the next append reads the file whole and the index stays exact."""
+    rng = random.Random(5)
+    path = write(LOG, "# 2026-02-01\n\n" + "".join(random_entry(rng) for _ in range(30)))
+    day = dt.datetime(2026, 2, 1, 12, tzinfo=dt.UTC).timestamp()
+    async with make_engine(chunking={"tokens": 40, "overlap": 10}, clock=lambda: day) as engine:
+        await engine.sync()
+        whole: list[str] = []  # whole-file hashes, by the appender or the indexer
+        hash_blocks, hash_data = seen.hashed, indexer._hash
+        monkeypatch.setattr(seen, "hashed", lambda blocks, stamp: whole.append("appender") or hash_blocks(blocks, stamp))
+        monkeypatch.setattr(indexer, "_hash", lambda data, old: whole.append("indexer") or hash_data(data, old))
+
+        async def append_and_check(n: int) -> None:
+            await engine.append(f"Note {n}: " + random_entry(rng).replace("\r", ""))
+            data = path.read_bytes()
+            assert [chunk for _, chunk in await indexed(engine, LOG)] == chunk_markdown(data.decode("utf-8"), 40, 10)
+            states = await engine.index.read(engine.index.ops.file_states)
+            assert (states[LOG].hash, states[LOG].size) == (sha256_hex(data), len(data))
+
+        for n in range(20):
+            await append_and_check(n)
+        assert whole == ["appender"]  # the first append read the log whole, the others proved it unchanged
+
+        def same_size_edit(data: bytes) -> bytes:  # an early chunk changes: a tail re-chunk would miss it
+            at = data.index(b"\n\n") + 2
+            return data[:at] + bytes(b ^ 1 if 97 <= b <= 122 else b for b in data[at : at + 40]) + data[at + 40 :]
+
+        def in_place(new: bytes) -> None:
+            st = path.stat()
+            with path.open("r+b") as handle:
+                handle.write(new)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same size and mtime: only the ctime moves
+
+        def elsewhere(code: str) -> None:
+            subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
+
+        def replace() -> None:  # a new inode, as an editor's save leaves
+            replacement = path.with_name("replacement.tmp")
+            replacement.write_bytes(same_size_edit(path.read_bytes()))
+            os.replace(replacement, path)
+
+        # The remembered state no longer matches: the appender hashes the file whole, and the indexer too
+        # when the index holds a size the appender did not see (the file grew in between).
+        changes: list[tuple[Callable[[], None], list[str]]] = [
+            (lambda: in_place(same_size_edit(path.read_bytes())), ["appender"]),
+            (lambda: elsewhere(REWRITE_KEEPING_MTIME), ["appender"]),
+            (replace, ["appender"]),
+            (lambda: elsewhere("import sys; open(sys.argv[1], 'a').write('From another process.\\n')"), ["appender", "indexer"]),
+        ]
+        for n, (change, hashers) in enumerate(changes, 100):
+            whole.clear()
+            change()
+            await append_and_check(n)
+            assert whole == hashers
+            whole.clear()
+            await append_and_check(n + 50)
+            assert whole == []  # and the next append is fast again
+
+
+# Another process rewrites the log's first entry in place, same size, and puts its mtime back.
+REWRITE_KEEPING_MTIME = """
+import os, sys
+st = os.stat(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    f.seek(16)
+    f.write(b"x" * 24)
+os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))
+"""
 
 
 async def test_a_tail_read_before_another_write_changes_nothing(make_engine: MakeEngine, write: Write) -> None:

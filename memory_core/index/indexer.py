@@ -10,7 +10,9 @@ so an agent appending a message at a time does not cause a re-chunk and re-embed
 
 A Markdown file that only grew since it was indexed (its indexed bytes hash as before) is re-chunked
 from its last chunks on (:func:`~..text.chunking.rechunk_tail`, exact), and only those chunks are
-replaced: an append to a long daily log costs what an append to a short one does.
+replaced. A targeted sync also recalls what this process last saw of the file (``recall``: an append
+has just extended it), so the old bytes are neither hashed nor counted again: an append to a long daily
+log costs what an append to a short one does. A full sync always hashes every changed file whole.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..stores.base import StoreOps
 from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
 from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
-from ..textutil import sha256_hex
+from ..workspace import seen
 from ..workspace.files import MemoryFile
 
 # A file modified this recently may change again within the same mtime tick without changing size;
@@ -74,6 +76,7 @@ def prepare(
     delta_lines: int = 0,
     deferred: list[str] | None = None,
     tails: Mapping[str, IndexedTail] | None = None,
+    recall: bool = False,
 ) -> tuple[list[Prepared], list[str]]:
     """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile).
 
@@ -82,7 +85,7 @@ def prepare(
     to in the last :data:`TRANSCRIPT_QUIET_SECONDS`, is left as indexed; its path is appended to
     ``deferred`` so the caller can look again once it is quiet. ``force`` re-indexes regardless.
     A Markdown file in ``tails`` (its indexed state and last chunks, chunked with these settings) that
-    only grew has only its tail re-chunked.
+    only grew has only its tail re-chunked. ``recall``: see :func:`_read`.
     """
     changes: list[Prepared] = []
     vanished: list[str] = []
@@ -104,14 +107,14 @@ def prepare(
                 deferred.append(file.rel)
             continue
         try:
-            data = file.read_bytes()
+            read = _read(file, None if force else old, recall=recall and file.source != "sessions")
         except PathError:
             vanished.append(file.rel)
             continue
         mtime_ns, size = seen
         trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
-        digest, grew = _hash(data, None if force else old)
-        state = FileState(digest, trusted_mtime, size)
+        data, grew = read.data, read.grew
+        state = FileState(read.digest, trusted_mtime, size)
         if not force and old is not None and old.hash == state.hash:
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
@@ -119,8 +122,7 @@ def prepare(
         text = data.decode("utf-8", errors="replace")
         tail = (tails or {}).get(file.rel)
         if grew and old is not None and tail is not None and file.source != "sessions":
-            newlines = data.count(b"\n")  # a "\n" byte always decodes to one "\n"
-            stable = newlines - data.count(b"\n", old.size)
+            newlines, stable = read.lines or (data.count(b"\n"), data.count(b"\n", 0, old.size))
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
             if found is not None:
                 kept, chunks = found
@@ -136,16 +138,48 @@ def prepare(
     return changes, vanished
 
 
-def _hash(data: bytes, old: FileState | None) -> tuple[str, bool]:
+@dataclass(frozen=True)
+class _Read:
+    """A file's bytes and hash; ``grew``: they only grew from the indexed state (its first ``old.size``
+    bytes hash to ``old.hash``); ``lines``: (newlines, newlines in those first bytes) when known uncounted."""
+
+    data: bytes
+    digest: str
+    grew: bool
+    lines: tuple[int, int] | None = None
+
+
+def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
+    """Read and hash ``file``. With ``recall``, a file as this process last saw it (:mod:`~..workspace.seen`:
+    an append's usual case) is not hashed or counted again, and one that is not is remembered."""
+    if not recall:
+        data = file.read_bytes()
+        sha, grew = _hash(data, old)
+        return _Read(data, sha.hexdigest(), grew)
+    data, stamp = file.read_stamped()
+    known = seen.recall(file.path, stamp) if stamp is not None else None
+    if known is not None:
+        if old is None or not 0 < old.size < len(data):
+            return _Read(data, known.digest, False)
+        prior = known.digests.get(old.size)  # None: the index is further behind than what is remembered
+        if prior is not None:
+            return _Read(data, known.digest, prior[0] == old.hash, (known.newlines, prior[1]))
+    sha, grew = _hash(data, old)
+    if stamp is not None and known is None:
+        seen.remember(file.path, seen.make(stamp, sha, data.count(b"\n")))
+    return _Read(data, sha.hexdigest(), grew)
+
+
+def _hash(data: bytes, old: FileState | None) -> tuple[hashlib._Hash, bool]:
     """The hash of ``data``, and whether ``data`` only grew from ``old`` (its first ``old.size`` bytes
     hash to ``old.hash``), in one pass."""
     if old is None or not 0 < old.size < len(data):
-        return sha256_hex(data), False
+        return hashlib.sha256(data), False
     view = memoryview(data)
-    digest = hashlib.sha256(view[: old.size])
-    grew = digest.hexdigest() == old.hash
-    digest.update(view[old.size :])
-    return digest.hexdigest(), grew
+    sha = hashlib.sha256(view[: old.size])
+    grew = sha.hexdigest() == old.hash
+    sha.update(view[old.size :])
+    return sha, grew
 
 
 def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_bytes: int, delta_lines: int) -> bool:

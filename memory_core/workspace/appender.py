@@ -3,9 +3,10 @@
 Each append opens the file with :meth:`MemoryFile.open` (missing folders made one at a time, never
 through a symlink), takes a per-file lock (a thread lock, plus ``flock`` between processes where
 the OS has it), writes the whole entry with one ``write`` on an ``O_APPEND`` descriptor and
-``fsync``s it. Existing text is never rewritten, nor read whole: only its last :data:`TAIL_BYTES`
-are read, and its lines are counted as ``\\n`` bytes, a block at a time, unless the file is as this
-process's last append left it (same inode, size and mtime), whose count is remembered.
+``fsync``s it. Existing text is never rewritten: only its last :data:`TAIL_BYTES` are read, unless
+the file is not as this process last saw it (:mod:`.seen`); then it is read whole, a block at a time,
+to count its lines and hash it. The append extends what is seen, so the indexer that follows proves
+the old bytes unchanged and counts the lines without reading them again.
 
 An entry identical to one of the last :data:`RECENT_ENTRIES` entries of the file is not written
 again, so a model that repeats itself during a flush does not duplicate notes, while the same
@@ -27,6 +28,7 @@ from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
 from ..textutil import split_lines
+from . import seen
 from .memory_file import MemoryFile
 
 try:
@@ -40,7 +42,6 @@ _BLOCK = 1 << 20
 
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
-_counted: dict[Path, tuple[tuple[int, int, int, int], int]] = {}  # (dev, inode, size, mtime) -> its newlines
 
 
 @contextmanager
@@ -80,15 +81,12 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            identity = _identity(fd)
-            size = identity[2]
+            stamp = seen.stamp_of(fd)
+            size = stamp[2]
             tail_start = max(0, size - TAIL_BYTES)
             tail = _read(fd, tail_start, size)
-            known = _counted.get(file.path)
-            if known is not None and known[0] == identity:
-                newlines = known[1]
-            else:
-                newlines = _newlines(fd, tail_start) + tail.count(b"\n")
+            before = seen.recall(file.path, stamp) or seen.hashed(_blocks(fd, size), stamp)
+            newlines = before.newlines
             earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
             if earlier is not None:
                 return AppendReceipt(
@@ -97,9 +95,14 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
                 )
             prefix = _separator(tail, title)
             data = (prefix + entry).encode("utf-8")
+            unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
             _write_all(fd, data)
             os.fsync(fd)
-            _counted[file.path] = (_identity(fd), newlines + data.count(b"\n"))
+            after = seen.stamp_of(fd)
+            if unchanged and after[2] == size + len(data):
+                seen.remember(file.path, before.extended(data, after))
+            else:
+                seen.forget(file.path)
         finally:
             os.close(fd)  # closing releases the flock
     start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
@@ -122,10 +125,13 @@ def _recent_copy(entry: str, tail: bytes, newlines: int, *, cut: bool) -> tuple[
     line and first entry may be partial and are left out. Returns the copy's first and last line.
     """
     skip = tail.find(b"\n") + 1 if cut else 0
-    lines = split_lines(tail[skip:].decode("utf-8", errors="replace"))
+    text = tail[skip:].decode("utf-8", errors="replace")
+    wanted = [e.lines for e in _entries(split_lines(entry), 1)]
+    if wanted[0][0] not in text:  # a copy holds the entry's first line: no need to parse the tail
+        return None
+    lines = split_lines(text)
     first_line = newlines - tail[skip:].count(b"\n") + 1
     entries = _entries(lines, first_line)[1 if cut else 0 :]
-    wanted = [e.lines for e in _entries(split_lines(entry), 1)]
     count = len(wanted)
     latest = len(entries) - count
     for i in range(latest, max(-1, latest - RECENT_ENTRIES), -1):
@@ -164,12 +170,6 @@ def _separator(existing: bytes, title: str | None) -> str:
     return "\n" if existing.endswith(b"\n") else "\n\n"
 
 
-def _identity(fd: int) -> tuple[int, int, int, int]:
-    """(device, inode, size, mtime) of an open file: what a remembered line count is valid for."""
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _read(fd: int, start: int, end: int) -> bytes:
     """Bytes ``start``…``end`` of the file (fewer if it is shorter)."""
     os.lseek(fd, start, os.SEEK_SET)
@@ -180,9 +180,10 @@ def _read(fd: int, start: int, end: int) -> bytes:
     return b"".join(chunks)
 
 
-def _newlines(fd: int, end: int) -> int:
-    """How many ``\\n`` bytes the file holds before offset ``end``, counted a block at a time."""
-    return sum(_read(fd, start, min(start + _BLOCK, end)).count(b"\n") for start in range(0, end, _BLOCK))
+def _blocks(fd: int, end: int) -> Iterator[bytes]:
+    """The file's bytes before offset ``end``, a block at a time."""
+    for start in range(0, end, _BLOCK):
+        yield _read(fd, start, min(start + _BLOCK, end))
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PathError
+from .seen import Stamp, stamp_of
 
 # Linux and macOS open a file component by component below a folder descriptor; Windows cannot.
 FD_WALK = {os.open, os.mkdir} <= os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -55,11 +56,19 @@ class MemoryFile:
 
     def read_bytes(self) -> bytes:
         """The whole file, read through :meth:`open`."""
+        return self.read_stamped()[0]
+
+    def read_stamped(self) -> tuple[bytes, Stamp | None]:
+        """The whole file, read through :meth:`open`, and its :mod:`.seen` stamp (None when the file
+        changed while it was read)."""
         with os.fdopen(self.open(), "rb") as handle:
             try:
-                return handle.read()
+                before = stamp_of(handle.fileno())
+                data = handle.read()
+                after = stamp_of(handle.fileno())
             except OSError as exc:
                 raise refusal(self.rel, exc) from None
+        return data, before if before == after and len(data) == before[2] else None
 
     def _open(self, flags: int, create: bool) -> int:
         base = self.base or self.path.parent
