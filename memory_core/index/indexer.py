@@ -23,14 +23,14 @@ import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import PathError
 from ..stores.base import StoreOps
 from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
 from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
-from ..workspace import seen
+from ..workspace import seen as last_seen
 from ..workspace.files import MemoryFile
 
 # A file modified this recently may change again within the same mtime tick without changing size;
@@ -40,6 +40,8 @@ RACY_SECONDS = 2.0
 # A growing transcript not written to for this long is taken as finished (closed by its writer):
 # it is indexed whatever its growth.
 TRANSCRIPT_QUIET_SECONDS = 30.0
+
+_TAIL_BLOCK = 1 << 16  # a grown file's last lines are read this much at a time, from the end
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def prepare(
     deferred: list[str] | None = None,
     tails: Mapping[str, IndexedTail] | None = None,
     recall: bool = False,
+    whole_text: bool = True,
 ) -> tuple[list[Prepared], list[str]]:
     """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile).
 
@@ -85,7 +88,8 @@ def prepare(
     to in the last :data:`TRANSCRIPT_QUIET_SECONDS`, is left as indexed; its path is appended to
     ``deferred`` so the caller can look again once it is quiet. ``force`` re-indexes regardless.
     A Markdown file in ``tails`` (its indexed state and last chunks, chunked with these settings) that
-    only grew has only its tail re-chunked. ``recall``: see :func:`_read`.
+    only grew has only its tail re-chunked. ``recall``: see :func:`_read`; with it, and unless the store
+    needs ``whole_text``, such a file this process saw grow is not even read whole (:func:`_appended`).
     """
     changes: list[Prepared] = []
     vanished: list[str] = []
@@ -106,13 +110,23 @@ def prepare(
             if deferred is not None:
                 deferred.append(file.rel)
             continue
+        mtime_ns, size = seen
+        trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
+        tail = (tails or {}).get(file.rel)
+        markdown = file.source != "sessions"
+        if recall and not whole_text and markdown and not force and old is not None and tail is not None:
+            try:
+                appended = _appended(file, seen, trusted_mtime, old, tail, tokens, overlap)
+            except PathError:
+                appended = None  # the whole read below reports it
+            if appended is not None:
+                changes.append(appended)
+                continue
         try:
-            read = _read(file, None if force else old, recall=recall and file.source != "sessions")
+            read = _read(file, None if force else old, recall=recall and markdown)
         except PathError:
             vanished.append(file.rel)
             continue
-        mtime_ns, size = seen
-        trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
         data, grew = read.data, read.grew
         state = FileState(read.digest, trusted_mtime, size)
         if not force and old is not None and old.hash == state.hash:
@@ -120,15 +134,11 @@ def prepare(
                 changes.append(Prepared(file, seen, state, None))
             continue
         text = data.decode("utf-8", errors="replace")
-        tail = (tails or {}).get(file.rel)
-        if grew and old is not None and tail is not None and file.source != "sessions":
+        if grew and old is not None and tail is not None and markdown:
             newlines, stable = read.lines or (data.count(b"\n"), data.count(b"\n", 0, old.size))
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
             if found is not None:
-                kept, chunks = found
-                dropped = tuple(tail.chunks[kept + 1 :])
-                change = TailChange(FileChange(file.rel, file.source, state, chunks, text), old, tail.chunks[kept], dropped)
-                changes.append(Prepared(file, seen, state, chunks, text, change))
+                changes.append(_tail_change(file, seen, state, old, tail, found, text))
                 continue
         if file.source == "sessions":
             chunks = chunk_transcript(parse_transcript(text), tokens, overlap)
@@ -136,6 +146,61 @@ def prepare(
             chunks = chunk_markdown(text, tokens, overlap)
         changes.append(Prepared(file, seen, state, chunks, text))
     return changes, vanished
+
+
+def _tail_change(
+    file: MemoryFile,
+    seen: tuple[int, int],
+    state: FileState,
+    old: FileState,
+    tail: IndexedTail,
+    found: tuple[int, list[Chunk]],
+    text: str | None,
+) -> Prepared:
+    """The change that replaces ``tail``'s chunks after the one :func:`rechunk_tail` kept (``found``)."""
+    kept, chunks = found
+    change = TailChange(FileChange(file.rel, file.source, state, chunks, text), old, tail.chunks[kept], tuple(tail.chunks[kept + 1 :]))
+    return Prepared(file, seen, state, chunks, text, change)
+
+
+def _appended(
+    file: MemoryFile, seen: tuple[int, int], mtime_ns: int, old: FileState, tail: IndexedTail, tokens: int, overlap: int
+) -> Prepared | None:
+    """A file this process saw grow from its indexed state ``old`` (:mod:`~..workspace.seen`), re-chunked from
+    its last chunks on having read only their lines; the change carries no text. None when the file is not
+    as seen or no indexed chunk is provably kept: the caller reads it whole."""
+    with os.fdopen(file.open(), "rb") as handle:
+        stamp = last_seen.stamp_of(handle.fileno())
+        known = last_seen.recall(file.path, stamp)
+        prior = known.digests.get(old.size) if known is not None and 0 < old.size < known.size else None
+        if known is None or prior is None or prior[0] != old.hash or stamp[2] != seen[1]:
+            return None
+        data = _last_lines(handle, known.size, known.newlines - tail.chunks[0].start_line + 1)
+        if last_seen.stamp_of(handle.fileno()) != stamp:
+            return None
+    text = data.decode("utf-8", errors="replace")  # from a line start: decodes as the whole file's end does
+    found = rechunk_tail(text, tail.chunks, prior[1], tokens, overlap, newlines=known.newlines)
+    if found is None:
+        return None
+    return _tail_change(file, seen, FileState(known.digest, mtime_ns, known.size), old, tail, found, None)
+
+
+def _last_lines(handle: BinaryIO, size: int, newlines: int) -> bytes:
+    """The end of a ``size``-byte file from the start of the line that has ``newlines`` ``\\n`` bytes from
+    it on (the whole file when it has no more), read a block at a time from the end."""
+    blocks: list[bytes] = []
+    end, found = size, 0
+    while end > 0 and found <= newlines:
+        start = max(0, end - _TAIL_BLOCK)
+        handle.seek(start)
+        blocks.append(handle.read(end - start))
+        found += blocks[-1].count(b"\n")
+        end = start
+    data = b"".join(reversed(blocks))
+    at = len(data)
+    for _ in range(newlines + 1 if found > newlines else 0):
+        at = data.rfind(b"\n", 0, at)
+    return data[at + 1 :] if found > newlines else data
 
 
 @dataclass(frozen=True)
@@ -157,7 +222,7 @@ def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
         sha, grew = _hash(data, old)
         return _Read(data, sha.hexdigest(), grew)
     data, stamp = file.read_stamped()
-    known = seen.recall(file.path, stamp) if stamp is not None else None
+    known = last_seen.recall(file.path, stamp) if stamp is not None else None
     if known is not None:
         if old is None or not 0 < old.size < len(data):
             return _Read(data, known.digest, False)
@@ -166,7 +231,7 @@ def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
             return _Read(data, known.digest, prior[0] == old.hash, (known.newlines, prior[1]))
     sha, grew = _hash(data, old)
     if stamp is not None and known is None:
-        seen.remember(file.path, seen.make(stamp, sha, data.count(b"\n")))
+        last_seen.remember(file.path, last_seen.make(stamp, sha, data.count(b"\n")))
     return _Read(data, sha.hexdigest(), grew)
 
 

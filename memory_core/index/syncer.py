@@ -315,7 +315,7 @@ class Syncer:
         return indexer.prepare(
             files, known, tokens=chunking.tokens, overlap=chunking.overlap, force=force,
             delta_bytes=sessions.delta_bytes, delta_lines=sessions.delta_lines, deferred=deferred, tails=tails,
-            recall=recall,
+            recall=recall, whole_text=self.ops.KEEPS_TEXT,
         )
 
     # Targeted sync ------------------------------------------------------------------------------
