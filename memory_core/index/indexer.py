@@ -110,13 +110,11 @@ def prepare(
             if deferred is not None:
                 deferred.append(file.rel)
             continue
-        mtime_ns, size = seen
-        trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
         tail = (tails or {}).get(file.rel)
         markdown = file.source != "sessions"
         if recall and not whole_text and markdown and not force and old is not None and tail is not None:
             try:
-                appended = _appended(file, seen, trusted_mtime, old, tail, tokens, overlap)
+                appended = _appended(file, old, tail, tokens, overlap)
             except PathError:
                 appended = None  # the whole read below reports it
             if appended is not None:
@@ -128,7 +126,7 @@ def prepare(
             vanished.append(file.rel)
             continue
         data, grew = read.data, read.grew
-        state = FileState(read.digest, trusted_mtime, size)
+        state = FileState(read.digest, _trusted(seen[0]), seen[1])
         if not force and old is not None and old.hash == state.hash:
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
@@ -163,17 +161,21 @@ def _tail_change(
     return Prepared(file, seen, state, chunks, text, change)
 
 
-def _appended(
-    file: MemoryFile, seen: tuple[int, int], mtime_ns: int, old: FileState, tail: IndexedTail, tokens: int, overlap: int
-) -> Prepared | None:
+def _trusted(mtime_ns: int) -> int:
+    """``mtime_ns`` as the index records it: 0 while it is too recent to trust (:data:`RACY_SECONDS`)."""
+    return mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
+
+
+def _appended(file: MemoryFile, old: FileState, tail: IndexedTail, tokens: int, overlap: int) -> Prepared | None:
     """A file this process saw grow from its indexed state ``old`` (:mod:`~..workspace.seen`), re-chunked from
-    its last chunks on having read only their lines; the change carries no text. None when the file is not
-    as seen or no indexed chunk is provably kept: the caller reads it whole."""
+    its last chunks on having read only their lines; the change carries no text, and is stale once the file
+    moves on from the stamp it was read at. None when the file is not as seen or no indexed chunk is provably
+    kept: the caller reads it whole."""
     with os.fdopen(file.open(), "rb") as handle:
         stamp = last_seen.stamp_of(handle.fileno())
         known = last_seen.recall(file.path, stamp)
         prior = known.digests.get(old.size) if known is not None and 0 < old.size < known.size else None
-        if known is None or prior is None or prior[0] != old.hash or stamp[2] != seen[1]:
+        if known is None or prior is None or prior[0] != old.hash:
             return None
         data = _last_lines(handle, known.size, known.newlines - tail.chunks[0].start_line + 1)
         if last_seen.stamp_of(handle.fileno()) != stamp:
@@ -182,7 +184,8 @@ def _appended(
     found = rechunk_tail(text, tail.chunks, prior[1], tokens, overlap, newlines=known.newlines)
     if found is None:
         return None
-    return _tail_change(file, seen, FileState(known.digest, mtime_ns, known.size), old, tail, found, None)
+    mtime_ns, size = stamp[3], stamp[2]
+    return _tail_change(file, (mtime_ns, size), FileState(known.digest, _trusted(mtime_ns), size), old, tail, found, None)
 
 
 def _last_lines(handle: BinaryIO, size: int, newlines: int) -> bytes:
@@ -222,7 +225,8 @@ def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
         sha, grew = _hash(data, old)
         return _Read(data, sha.hexdigest(), grew)
     data, stamp = file.read_stamped()
-    known = last_seen.recall(file.path, stamp) if stamp is not None else None
+    current = last_seen.recall(file.path)
+    known = current if current is not None and current.stamp == stamp else None
     if known is not None:
         if old is None or not 0 < old.size < len(data):
             return _Read(data, known.digest, False)
@@ -230,8 +234,8 @@ def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
         if prior is not None:
             return _Read(data, known.digest, prior[0] == old.hash, (known.newlines, prior[1]))
     sha, grew = _hash(data, old)
-    if stamp is not None and known is None:
-        last_seen.remember(file.path, last_seen.make(stamp, sha, data.count(b"\n")))
+    if stamp is not None and known is None:  # unless an append has meanwhile left a newer state
+        last_seen.remember_instead(file.path, last_seen.make(stamp, sha, data.count(b"\n")), current)
     return _Read(data, sha.hexdigest(), grew)
 
 

@@ -97,12 +97,12 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
             data = (prefix + entry).encode("utf-8")
             unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
             _write_all(fd, data)
-            os.fsync(fd)
-            after = seen.stamp_of(fd)
+            after = seen.stamp_of(fd)  # before the fsync, which changes no stamp, so a sync finds it sooner
             if unchanged and after[2] == size + len(data):
                 seen.remember(file.path, before.extended(data, after))
             else:
                 seen.forget(file.path)
+            os.fsync(fd)
         finally:
             os.close(fd)  # closing releases the flock
     start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)

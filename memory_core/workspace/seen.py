@@ -70,19 +70,33 @@ def hashed(blocks: Iterable[bytes], stamp: Stamp) -> Seen:
     return make(stamp, sha, newlines)
 
 
-def recall(path: Path, stamp: Stamp) -> Seen | None:
-    """What was seen of ``path`` if the file is still exactly as then, else None."""
+def recall(path: Path, stamp: Stamp | None = None) -> Seen | None:
+    """What was seen of ``path`` if the file is still exactly as then (at ``stamp``), else None; without
+    ``stamp``, what was last seen, whatever the file's state now."""
     with _guard:
         seen = _seen.get(path)
-    return seen if seen is not None and seen.stamp == stamp else None
+    return seen if seen is not None and (stamp is None or seen.stamp == stamp) else None
 
 
 def remember(path: Path, seen: Seen) -> None:
+    """Remember ``seen`` for ``path`` (an append, under the file's lock: the newest state)."""
     with _guard:
-        _seen.pop(path, None)
-        _seen[path] = seen
-        if len(_seen) > FILES:
-            del _seen[next(iter(_seen))]
+        _remember(path, seen)
+
+
+def remember_instead(path: Path, seen: Seen, earlier: Seen | None) -> None:
+    """Remember ``seen`` for ``path`` if ``earlier`` is still what is remembered (a read may be overtaken
+    by an append, whose state is newer)."""
+    with _guard:
+        if _seen.get(path) is earlier:
+            _remember(path, seen)
+
+
+def _remember(path: Path, seen: Seen) -> None:
+    _seen.pop(path, None)
+    _seen[path] = seen
+    if len(_seen) > FILES:
+        del _seen[next(iter(_seen))]
 
 
 def forget(path: Path) -> None:
