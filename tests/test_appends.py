@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import random
@@ -143,22 +144,70 @@ async def test_appends_that_hash_only_their_own_bytes_keep_the_index_exact(
             replacement.write_bytes(same_size_edit(path.read_bytes()))
             os.replace(replacement, path)
 
-        # The remembered state no longer matches: the appender hashes the file whole, and the indexer too
-        # when the index holds a size the appender did not see (the file grew in between).
-        changes: list[tuple[Callable[[], None], list[str]]] = [
-            (lambda: in_place(same_size_edit(path.read_bytes())), ["appender"]),
-            (lambda: elsewhere(REWRITE_KEEPING_MTIME), ["appender"]),
-            (replace, ["appender"]),
-            (lambda: elsewhere("import sys; open(sys.argv[1], 'a').write('From another process.\\n')"), ["appender", "indexer"]),
+        changes: list[Callable[[], None]] = [
+            lambda: in_place(same_size_edit(path.read_bytes())),
+            lambda: elsewhere(REWRITE_KEEPING_MTIME),
+            replace,
+            lambda: elsewhere("import sys; open(sys.argv[1], 'a').write('From another process.\\n')"),
         ]
-        for n, (change, hashers) in enumerate(changes, 100):
+        for n, change in enumerate(changes, 100):
             whole.clear()
             change()
             await append_and_check(n)
-            assert whole == hashers
+            # The remembered state no longer matches: the appender hashes the file whole, and so does the
+            # indexer, whose indexed state is not one the appender saw the file grow from.
+            assert whole == ["appender", "indexer"]
             whole.clear()
             await append_and_check(n + 50)
             assert whole == []  # and the next append is fast again
+
+
+async def test_a_change_no_stamp_shows_is_caught_by_a_sync_or_the_next_full_sync(
+    make_engine: MakeEngine, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both stores: a same-size rewrite within the timestamp tick of memdex's own write leaves the stamp as it
+    was (simulated here by re-stamping what is remembered). A sync of the file, which did not grow, hashes it
+    whole. An append after it trusts the remembered bytes and misses the rewrite, so the index records no
+    trusted mtime for it: the next full sync hashes the log and corrects it, even with mtimes trusted at once."""
+    monkeypatch.setattr(indexer, "RACY_SECONDS", 0.0)
+    rng = random.Random(9)
+    path = write(LOG, "# 2026-02-01\n\n" + "".join(random_entry(rng) for _ in range(30)))
+    key = Path(os.path.realpath(path))
+    day = dt.datetime(2026, 2, 1, 12, tzinfo=dt.UTC).timestamp()
+
+    async def exact(engine: MemoryEngine) -> bool:
+        data = path.read_bytes()
+        states = await engine.index.read(engine.index.ops.file_states)
+        chunks = [chunk for _, chunk in await indexed(engine, LOG)]
+        return chunks == chunk_markdown(data.decode("utf-8"), 40, 10) and states[LOG].hash == sha256_hex(data)
+
+    def unseen_rewrite(flip: int) -> None:
+        data = path.read_bytes()
+        with path.open("r+b") as handle:
+            handle.seek(16)
+            handle.write(bytes(b ^ flip if 97 <= b <= 122 else b for b in data[16:56]))
+        remembered = seen.recall(key)
+        assert remembered is not None
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            seen.remember(key, dataclasses.replace(remembered, stamp=seen.stamp_of(fd)))
+        finally:
+            os.close(fd)
+
+    async with make_engine(chunking={"tokens": 40, "overlap": 10}, clock=lambda: day) as engine:
+        await engine.sync()
+        await engine.append("A first note.")
+        unseen_rewrite(1)
+        await engine.syncer.sync_paths([LOG], until_current=True)
+        assert await exact(engine)  # the log did not grow: hashed whole
+
+        seen.forget(key)
+        await engine.append("A second note.")  # the log is read whole and remembered as indexed
+        unseen_rewrite(2)
+        await engine.append("A third note.")
+        assert not await exact(engine)  # the limit of a stamp: this append trusted the remembered bytes
+        await engine.sync()
+        assert await exact(engine)
 
 
 # Another process rewrites the log's first entry in place, same size, and puts its mtime back.

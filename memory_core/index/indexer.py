@@ -115,7 +115,7 @@ def prepare(
         if recall and not whole_text and markdown and not force and old is not None and tail is not None:
             try:
                 appended = _appended(file, old, tail, tokens, overlap)
-            except PathError:
+            except OSError:  # PathError too
                 appended = None  # the whole read below reports it
             if appended is not None:
                 changes.append(appended)
@@ -126,7 +126,7 @@ def prepare(
             vanished.append(file.rel)
             continue
         data, grew = read.data, read.grew
-        state = FileState(read.digest, _trusted(seen[0]), seen[1])
+        state = FileState(read.digest, 0 if read.lines else _trusted(seen[0]), seen[1])
         if not force and old is not None and old.hash == state.hash:
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
@@ -184,8 +184,8 @@ def _appended(file: MemoryFile, old: FileState, tail: IndexedTail, tokens: int, 
     found = rechunk_tail(text, tail.chunks, prior[1], tokens, overlap, newlines=known.newlines)
     if found is None:
         return None
-    mtime_ns, size = stamp[3], stamp[2]
-    return _tail_change(file, (mtime_ns, size), FileState(known.digest, _trusted(mtime_ns), size), old, tail, found, None)
+    state = FileState(known.digest, 0, stamp[2])  # a remembered hash: the next full sync checks it
+    return _tail_change(file, (stamp[3], stamp[2]), state, old, tail, found, None)
 
 
 def _last_lines(handle: BinaryIO, size: int, newlines: int) -> bytes:
@@ -209,7 +209,8 @@ def _last_lines(handle: BinaryIO, size: int, newlines: int) -> bytes:
 @dataclass(frozen=True)
 class _Read:
     """A file's bytes and hash; ``grew``: they only grew from the indexed state (its first ``old.size``
-    bytes hash to ``old.hash``); ``lines``: (newlines, newlines in those first bytes) when known uncounted."""
+    bytes hash to ``old.hash``); ``lines``: (newlines, newlines in those first bytes) when the hash and
+    counts were remembered (:mod:`~..workspace.seen`), not computed."""
 
     data: bytes
     digest: str
@@ -227,12 +228,12 @@ def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
     data, stamp = file.read_stamped()
     current = last_seen.recall(file.path)
     known = current if current is not None and current.stamp == stamp else None
-    if known is not None:
-        if old is None or not 0 < old.size < len(data):
-            return _Read(data, known.digest, False)
+    # Only a file that grew from its indexed state takes its hash from memory; any other is hashed from
+    # its bytes, so a re-chunk of the whole file always records the hash of what it chunked.
+    if known is not None and old is not None and 0 < old.size < len(data):
         prior = known.digests.get(old.size)  # None: the index is further behind than what is remembered
-        if prior is not None:
-            return _Read(data, known.digest, prior[0] == old.hash, (known.newlines, prior[1]))
+        if prior is not None and prior[0] == old.hash:
+            return _Read(data, known.digest, True, (known.newlines, prior[1]))
     sha, grew = _hash(data, old)
     if stamp is not None and known is None:  # unless an append has meanwhile left a newer state
         last_seen.remember_instead(file.path, last_seen.make(stamp, sha, data.count(b"\n")), current)
