@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +19,8 @@ from memdex.memory_core import MemoryEngine
 from memdex.memory_core.index import indexer
 from memdex.memory_core.stores.records import FileChange, TailChange
 from memdex.memory_core.text.chunking import Chunk, ChunkMark, chunk_markdown, rechunk_tail
+from memdex.memory_core.textutil import sha256_hex
+from memdex.memory_core.workspace import seen
 
 pytestmark = pytest.mark.both_stores
 
@@ -57,7 +64,7 @@ def read(path: Path) -> str:
 async def indexed(engine: MemoryEngine, rel: str) -> list[tuple[int, Chunk]]:
     rows = await engine.index.read(engine.index.ops.chunks_of, [rel], 100_000)
     rows.sort(key=lambda row: row.id)  # the chunker's order (start lines repeat on a long line)
-    return [(r.id, Chunk(r.start_line, r.end_line, r.text, indexer.sha256_hex(r.text))) for r in rows]
+    return [(r.id, Chunk(r.start_line, r.end_line, r.text, sha256_hex(r.text))) for r in rows]
 
 
 async def test_appends_keep_the_index_a_full_re_chunk_would_build(
@@ -84,6 +91,134 @@ async def test_appends_keep_the_index_a_full_re_chunk_would_build(
             await engine.syncer.sync_paths([LOG], until_current=True)
             text = read(path)
             assert [chunk for _, chunk in await indexed(engine, LOG)] == chunk_markdown(text, 40, 10)
+
+
+async def test_appends_that_hash_only_their_own_bytes_keep_the_index_exact(
+    make_engine: MakeEngine, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both stores: an append to a log as this process last saw it hashes and counts only its own bytes,
+    and after each one the log's chunks and hash are a full index's. A same-size rewrite that keeps the
+    mtime (here, and from another process), a replacement and another process's append each change the
+    file under the remembered state: the next append reads the file whole and the index stays exact."""
+    rng = random.Random(5)
+    path = write(LOG, "# 2026-02-01\n\n" + "".join(random_entry(rng) for _ in range(30)))
+    day = dt.datetime(2026, 2, 1, 12, tzinfo=dt.UTC).timestamp()
+    async with make_engine(chunking={"tokens": 40, "overlap": 10}, clock=lambda: day) as engine:
+        await engine.sync()
+        whole: list[str] = []  # whole-file hashes, by the appender or the indexer
+        hash_blocks, hash_data = seen.hashed, indexer._hash
+        monkeypatch.setattr(seen, "hashed", lambda blocks, stamp: whole.append("appender") or hash_blocks(blocks, stamp))
+        monkeypatch.setattr(indexer, "_hash", lambda data, old: whole.append("indexer") or hash_data(data, old))
+        tail_reads: list[bool] = []  # appends indexed having read only the log's last lines
+        appended = indexer._appended
+        monkeypatch.setattr(indexer, "_appended", lambda *a: tail_reads.append(bool(found := appended(*a))) or found)
+
+        async def append_and_check(n: int) -> None:
+            await engine.append(f"Note {n}: " + random_entry(rng).replace("\r", ""))
+            data = path.read_bytes()
+            assert [chunk for _, chunk in await indexed(engine, LOG)] == chunk_markdown(data.decode("utf-8"), 40, 10)
+            states = await engine.index.read(engine.index.ops.file_states)
+            assert (states[LOG].hash, states[LOG].size) == (sha256_hex(data), len(data))
+
+        for n in range(20):
+            await append_and_check(n)
+        assert whole == ["appender"]  # the first append read the log whole, the others proved it unchanged
+        # A store that keeps the files' text is given the whole text; SQLite reads the log's end only.
+        assert tail_reads == ([] if engine.index.ops.KEEPS_TEXT else [True] * 20)
+
+        def same_size_edit(data: bytes) -> bytes:  # an early chunk changes: a tail re-chunk would miss it
+            at = data.index(b"\n\n") + 2
+            return data[:at] + bytes(b ^ 1 if 97 <= b <= 122 else b for b in data[at : at + 40]) + data[at + 40 :]
+
+        def in_place(new: bytes) -> None:
+            st = path.stat()
+            with path.open("r+b") as handle:
+                handle.write(new)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same size and mtime: only the ctime moves
+
+        def elsewhere(code: str) -> None:
+            subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
+
+        def replace() -> None:  # a new inode, as an editor's save leaves
+            replacement = path.with_name("replacement.tmp")
+            replacement.write_bytes(same_size_edit(path.read_bytes()))
+            os.replace(replacement, path)
+
+        changes: list[Callable[[], None]] = [
+            lambda: in_place(same_size_edit(path.read_bytes())),
+            lambda: elsewhere(REWRITE_KEEPING_MTIME),
+            replace,
+            lambda: elsewhere("import sys; open(sys.argv[1], 'a').write('From another process.\\n')"),
+        ]
+        for n, change in enumerate(changes, 100):
+            whole.clear()
+            change()
+            await append_and_check(n)
+            # The remembered state no longer matches: the appender hashes the file whole, and so does the
+            # indexer, whose indexed state is not one the appender saw the file grow from.
+            assert whole == ["appender", "indexer"]
+            whole.clear()
+            await append_and_check(n + 50)
+            assert whole == []  # and the next append is fast again
+
+
+async def test_a_change_no_stamp_shows_is_caught_by_a_sync_or_the_next_full_sync(
+    make_engine: MakeEngine, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both stores: a same-size rewrite within the timestamp tick of memdex's own write leaves the stamp as it
+    was (simulated here by re-stamping what is remembered). A sync of the file, which did not grow, hashes it
+    whole. An append after it trusts the remembered bytes and misses the rewrite, so the index records no
+    trusted mtime for it: the next full sync hashes the log and corrects it, even with mtimes trusted at once."""
+    monkeypatch.setattr(indexer, "RACY_SECONDS", 0.0)
+    rng = random.Random(9)
+    path = write(LOG, "# 2026-02-01\n\n" + "".join(random_entry(rng) for _ in range(30)))
+    key = Path(os.path.realpath(path))
+    day = dt.datetime(2026, 2, 1, 12, tzinfo=dt.UTC).timestamp()
+
+    async def exact(engine: MemoryEngine) -> bool:
+        data = path.read_bytes()
+        states = await engine.index.read(engine.index.ops.file_states)
+        chunks = [chunk for _, chunk in await indexed(engine, LOG)]
+        return chunks == chunk_markdown(data.decode("utf-8"), 40, 10) and states[LOG].hash == sha256_hex(data)
+
+    def unseen_rewrite(flip: int) -> None:
+        data = path.read_bytes()
+        with path.open("r+b") as handle:
+            handle.seek(16)
+            handle.write(bytes(b ^ flip if 97 <= b <= 122 else b for b in data[16:56]))
+        remembered = seen.recall(key)
+        assert remembered is not None
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            seen.remember(key, dataclasses.replace(remembered, stamp=seen.stamp_of(fd)))
+        finally:
+            os.close(fd)
+
+    async with make_engine(chunking={"tokens": 40, "overlap": 10}, clock=lambda: day) as engine:
+        await engine.sync()
+        await engine.append("A first note.")
+        unseen_rewrite(1)
+        await engine.syncer.sync_paths([LOG], until_current=True)
+        assert await exact(engine)  # the log did not grow: hashed whole
+
+        seen.forget(key)
+        await engine.append("A second note.")  # the log is read whole and remembered as indexed
+        unseen_rewrite(2)
+        await engine.append("A third note.")
+        assert not await exact(engine)  # the limit of a stamp: this append trusted the remembered bytes
+        await engine.sync()
+        assert await exact(engine)
+
+
+# Another process rewrites the log's first entry in place, same size, and puts its mtime back.
+REWRITE_KEEPING_MTIME = """
+import os, sys
+st = os.stat(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    f.seek(16)
+    f.write(b"x" * 24)
+os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))
+"""
 
 
 async def test_a_tail_read_before_another_write_changes_nothing(make_engine: MakeEngine, write: Write) -> None:

@@ -17,7 +17,7 @@ from memdex.memory_core.errors import InputError, PathError
 from memdex.memory_core.limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS, MAX_READ_CHARS, MAX_READ_LINES
 from memdex.memory_core.models import Excerpt
 from memdex.memory_core.textutil import split_lines
-from memdex.memory_core.workspace import appender
+from memdex.memory_core.workspace import appender, seen
 from memdex.memory_core.workspace.appender import append_entry, format_entry
 from memdex.memory_core.workspace.files import Workspace
 from memdex.memory_core.workspace.reader import read_excerpt
@@ -369,10 +369,10 @@ def test_a_remembered_line_count_serves_only_the_file_this_process_left(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The next append to a file as our last append left it skips the line count; a file grown or rewritten
-    (even to the same size) by anyone else is counted again, so receipts stay exact."""
+    (even to the same size and mtime) by anyone else is counted again, so receipts stay exact."""
     counts: list[int] = []
-    scan = appender._scan
-    monkeypatch.setattr(appender, "_scan", lambda fd, end: counts.append(end) or scan(fd, end))
+    hashed = seen.hashed
+    monkeypatch.setattr(seen, "hashed", lambda blocks, stamp: counts.append(stamp[2]) or hashed(blocks, stamp))
     path = workspace / "MEMORY.md"
     path.write_bytes(b"# Notes\n\nab cd\n")
     file = Workspace(workspace).resolve("MEMORY.md")
@@ -394,6 +394,12 @@ def test_a_remembered_line_count_serves_only_the_file_this_process_left(
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # its mtime tells it from our last append
     check("fourth")
     assert len(counts) == 3
+    st = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"first", b"fi\nst", 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same size and mtime: its ctime tells it
+    check("fifth")
+    assert len(counts) == 4
 
 
 def test_append_refuses_to_follow_a_symlink_planted_at_the_target(workspace: Path, tmp_path: Path) -> None:

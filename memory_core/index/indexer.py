@@ -10,7 +10,9 @@ so an agent appending a message at a time does not cause a re-chunk and re-embed
 
 A Markdown file that only grew since it was indexed (its indexed bytes hash as before) is re-chunked
 from its last chunks on (:func:`~..text.chunking.rechunk_tail`, exact), and only those chunks are
-replaced: an append to a long daily log costs what an append to a short one does.
+replaced. A targeted sync also recalls what this process last saw of the file (``recall``: an append
+has just extended it), so the old bytes are neither hashed nor counted again: an append to a long daily
+log costs what an append to a short one does. A full sync always hashes every changed file whole.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import PathError
 from ..stores.base import StoreOps
 from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
 from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
-from ..textutil import sha256_hex
+from ..workspace import seen as last_seen
 from ..workspace.files import MemoryFile
 
 # A file modified this recently may change again within the same mtime tick without changing size;
@@ -38,6 +40,8 @@ RACY_SECONDS = 2.0
 # A growing transcript not written to for this long is taken as finished (closed by its writer):
 # it is indexed whatever its growth.
 TRANSCRIPT_QUIET_SECONDS = 30.0
+
+_TAIL_BLOCK = 1 << 16  # a grown file's last lines are read this much at a time, from the end
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ def prepare(
     delta_lines: int = 0,
     deferred: list[str] | None = None,
     tails: Mapping[str, IndexedTail] | None = None,
+    recall: bool = False,
+    whole_text: bool = True,
 ) -> tuple[list[Prepared], list[str]]:
     """Work out what changed in ``files``; returns (changes, paths that vanished meanwhile).
 
@@ -82,7 +88,8 @@ def prepare(
     to in the last :data:`TRANSCRIPT_QUIET_SECONDS`, is left as indexed; its path is appended to
     ``deferred`` so the caller can look again once it is quiet. ``force`` re-indexes regardless.
     A Markdown file in ``tails`` (its indexed state and last chunks, chunked with these settings) that
-    only grew has only its tail re-chunked.
+    only grew has only its tail re-chunked. ``recall``: see :func:`_read`; with it, and unless the store
+    needs ``whole_text``, such a file this process saw grow is not even read whole (:func:`_appended`).
     """
     changes: list[Prepared] = []
     vanished: list[str] = []
@@ -103,30 +110,33 @@ def prepare(
             if deferred is not None:
                 deferred.append(file.rel)
             continue
+        tail = (tails or {}).get(file.rel)
+        markdown = file.source != "sessions"
+        if recall and not whole_text and markdown and not force and old is not None and tail is not None:
+            try:
+                appended = _appended(file, old, tail, tokens, overlap)
+            except OSError:  # PathError too
+                appended = None  # the whole read below reports it
+            if appended is not None:
+                changes.append(appended)
+                continue
         try:
-            data = file.read_bytes()
+            read = _read(file, None if force else old, recall=recall and markdown)
         except PathError:
             vanished.append(file.rel)
             continue
-        mtime_ns, size = seen
-        trusted_mtime = mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
-        digest, grew = _hash(data, None if force else old)
-        state = FileState(digest, trusted_mtime, size)
+        data, grew = read.data, read.grew
+        state = FileState(read.digest, 0 if read.lines else _trusted(seen[0]), seen[1])
         if not force and old is not None and old.hash == state.hash:
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
             continue
         text = data.decode("utf-8", errors="replace")
-        tail = (tails or {}).get(file.rel)
-        if grew and old is not None and tail is not None and file.source != "sessions":
-            newlines = data.count(b"\n")  # a "\n" byte always decodes to one "\n"
-            stable = newlines - data.count(b"\n", old.size)
+        if grew and old is not None and tail is not None and markdown:
+            newlines, stable = read.lines or (data.count(b"\n"), data.count(b"\n", 0, old.size))
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
             if found is not None:
-                kept, chunks = found
-                dropped = tuple(tail.chunks[kept + 1 :])
-                change = TailChange(FileChange(file.rel, file.source, state, chunks, text), old, tail.chunks[kept], dropped)
-                changes.append(Prepared(file, seen, state, chunks, text, change))
+                changes.append(_tail_change(file, seen, state, old, tail, found, text))
                 continue
         if file.source == "sessions":
             chunks = chunk_transcript(parse_transcript(text), tokens, overlap)
@@ -136,16 +146,110 @@ def prepare(
     return changes, vanished
 
 
-def _hash(data: bytes, old: FileState | None) -> tuple[str, bool]:
+def _tail_change(
+    file: MemoryFile,
+    seen: tuple[int, int],
+    state: FileState,
+    old: FileState,
+    tail: IndexedTail,
+    found: tuple[int, list[Chunk]],
+    text: str | None,
+) -> Prepared:
+    """The change that replaces ``tail``'s chunks after the one :func:`rechunk_tail` kept (``found``)."""
+    kept, chunks = found
+    change = TailChange(FileChange(file.rel, file.source, state, chunks, text), old, tail.chunks[kept], tuple(tail.chunks[kept + 1 :]))
+    return Prepared(file, seen, state, chunks, text, change)
+
+
+def _trusted(mtime_ns: int) -> int:
+    """``mtime_ns`` as the index records it: 0 while it is too recent to trust (:data:`RACY_SECONDS`)."""
+    return mtime_ns if time.time_ns() - mtime_ns > RACY_SECONDS * 1e9 else 0
+
+
+def _appended(file: MemoryFile, old: FileState, tail: IndexedTail, tokens: int, overlap: int) -> Prepared | None:
+    """A file this process saw grow from its indexed state ``old`` (:mod:`~..workspace.seen`), re-chunked from
+    its last chunks on having read only their lines; the change carries no text, and is stale once the file
+    moves on from the stamp it was read at. None when the file is not as seen or no indexed chunk is provably
+    kept: the caller reads it whole."""
+    with os.fdopen(file.open(), "rb") as handle:
+        stamp = last_seen.stamp_of(handle.fileno())
+        known = last_seen.recall(file.path, stamp)
+        prior = known.digests.get(old.size) if known is not None and 0 < old.size < known.size else None
+        if known is None or prior is None or prior[0] != old.hash:
+            return None
+        data = _last_lines(handle, known.size, known.newlines - tail.chunks[0].start_line + 1)
+        if last_seen.stamp_of(handle.fileno()) != stamp:
+            return None
+    text = data.decode("utf-8", errors="replace")  # from a line start: decodes as the whole file's end does
+    found = rechunk_tail(text, tail.chunks, prior[1], tokens, overlap, newlines=known.newlines)
+    if found is None:
+        return None
+    state = FileState(known.digest, 0, stamp[2])  # a remembered hash: the next full sync checks it
+    return _tail_change(file, (stamp[3], stamp[2]), state, old, tail, found, None)
+
+
+def _last_lines(handle: BinaryIO, size: int, newlines: int) -> bytes:
+    """The end of a ``size``-byte file from the start of the line that has ``newlines`` ``\\n`` bytes from
+    it on (the whole file when it has no more), read a block at a time from the end."""
+    blocks: list[bytes] = []
+    end, found = size, 0
+    while end > 0 and found <= newlines:
+        start = max(0, end - _TAIL_BLOCK)
+        handle.seek(start)
+        blocks.append(handle.read(end - start))
+        found += blocks[-1].count(b"\n")
+        end = start
+    data = b"".join(reversed(blocks))
+    at = len(data)
+    for _ in range(newlines + 1 if found > newlines else 0):
+        at = data.rfind(b"\n", 0, at)
+    return data[at + 1 :] if found > newlines else data
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file's bytes and hash; ``grew``: they only grew from the indexed state (its first ``old.size``
+    bytes hash to ``old.hash``); ``lines``: (newlines, newlines in those first bytes) when the hash and
+    counts were remembered (:mod:`~..workspace.seen`), not computed."""
+
+    data: bytes
+    digest: str
+    grew: bool
+    lines: tuple[int, int] | None = None
+
+
+def _read(file: MemoryFile, old: FileState | None, *, recall: bool) -> _Read:
+    """Read and hash ``file``. With ``recall``, a file as this process last saw it (:mod:`~..workspace.seen`:
+    an append's usual case) is not hashed or counted again, and one that is not is remembered."""
+    if not recall:
+        data = file.read_bytes()
+        sha, grew = _hash(data, old)
+        return _Read(data, sha.hexdigest(), grew)
+    data, stamp = file.read_stamped()
+    current = last_seen.recall(file.path)
+    known = current if current is not None and current.stamp == stamp else None
+    # Only a file that grew from its indexed state takes its hash from memory; any other is hashed from
+    # its bytes, so a re-chunk of the whole file always records the hash of what it chunked.
+    if known is not None and old is not None and 0 < old.size < len(data):
+        prior = known.digests.get(old.size)  # None: the index is further behind than what is remembered
+        if prior is not None and prior[0] == old.hash:
+            return _Read(data, known.digest, True, (known.newlines, prior[1]))
+    sha, grew = _hash(data, old)
+    if stamp is not None and known is None:  # unless an append has meanwhile left a newer state
+        last_seen.remember_instead(file.path, last_seen.make(stamp, sha, data.count(b"\n")), current)
+    return _Read(data, sha.hexdigest(), grew)
+
+
+def _hash(data: bytes, old: FileState | None) -> tuple[hashlib._Hash, bool]:
     """The hash of ``data``, and whether ``data`` only grew from ``old`` (its first ``old.size`` bytes
     hash to ``old.hash``), in one pass."""
     if old is None or not 0 < old.size < len(data):
-        return sha256_hex(data), False
+        return hashlib.sha256(data), False
     view = memoryview(data)
-    digest = hashlib.sha256(view[: old.size])
-    grew = digest.hexdigest() == old.hash
-    digest.update(view[old.size :])
-    return digest.hexdigest(), grew
+    sha = hashlib.sha256(view[: old.size])
+    grew = sha.hexdigest() == old.hash
+    sha.update(view[old.size :])
+    return sha, grew
 
 
 def _below_delta(file: MemoryFile, old: FileState, seen: tuple[int, int], delta_bytes: int, delta_lines: int) -> bool:

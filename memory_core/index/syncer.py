@@ -308,12 +308,14 @@ class Syncer:
         force: bool,
         deferred: list[str],
         tails: Mapping[str, IndexedTail] | None = None,
+        recall: bool = False,
     ) -> tuple[list[indexer.Prepared], list[str]]:
         """``indexer.prepare`` with this workspace's chunking and transcript delta settings (a worker thread)."""
         chunking, sessions = self.settings.chunking, self.settings.sessions
         return indexer.prepare(
             files, known, tokens=chunking.tokens, overlap=chunking.overlap, force=force,
             delta_bytes=sessions.delta_bytes, delta_lines=sessions.delta_lines, deferred=deferred, tails=tails,
+            recall=recall, whole_text=self.ops.KEEPS_TEXT,
         )
 
     # Targeted sync ------------------------------------------------------------------------------
@@ -355,7 +357,7 @@ class Syncer:
             tails = {}
         deferred: list[str] = []
         changes, vanished = await anyio.to_thread.run_sync(
-            lambda: self._prepare(present, known, force=False, deferred=deferred, tails=tails)
+            lambda: self._prepare(present, known, force=False, deferred=deferred, tails=tails, recall=True)
         )
         self._defer(deferred)
         vectors = await self._cached_vectors(changes, None)

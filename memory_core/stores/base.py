@@ -39,6 +39,7 @@ class StoreOps(Protocol):
     """The operations every store offers, on a connection its owner hands out."""
 
     SCHEMA_VERSION: int  # in the index's identity: a change rebuilds the index
+    KEEPS_TEXT: bool  # a Markdown file's text is stored (file_text): a FileChange must carry the whole text
 
     # Transactions and meta
     def transaction(self, conn: Any) -> AbstractContextManager[None]: ...

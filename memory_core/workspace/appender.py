@@ -2,10 +2,11 @@
 
 Each append opens the file with :meth:`MemoryFile.open` (missing folders made one at a time, never
 through a symlink) under its write lock (:mod:`.locking`, shared with edits), writes the whole entry
-with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. Existing text is never rewritten;
-it is read a block at a time to count its lines (``\\n`` bytes) and hash it for the history, unless the
-file is as this process's last append left it (same inode, size and mtime), whose count and running
-hash are remembered; then only its last :data:`TAIL_BYTES` are read.
+with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``s it. Existing text is never rewritten:
+only its last :data:`TAIL_BYTES` are read, unless the file is not as this process last saw it
+(:mod:`.seen`); then it is read whole, a block at a time, to count its lines and hash it (for the
+history). The append extends what is seen, so the indexer that follows proves the old bytes unchanged
+and counts the lines without reading them again.
 
 An entry identical to one of the last :data:`RECENT_ENTRIES` entries of the file is not written
 again, so a model that repeats itself during a flush does not duplicate notes, while the same
@@ -16,16 +17,15 @@ trailing whitespace; an entry of several paragraphs must match as many in a row.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
 from ..textutil import split_lines
+from . import seen
 from .history import Change
 from .locking import locked
 from .memory_file import HASH_CHARS, MemoryFile
@@ -34,8 +34,6 @@ RECENT_ENTRIES = 3
 TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
 _BLOCK = 1 << 20
 
-# (dev, inode, size, mtime) -> its newlines and the SHA-256 of its bytes so far
-_counted: dict[Path, tuple[tuple[int, int, int, int], int, Any]] = {}
 
 
 def format_entry(text: str, heading: str | None) -> str:
@@ -68,36 +66,36 @@ def append_entry(file: MemoryFile, entry: str, *, title: str | None = None) -> A
 def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> tuple[AppendReceipt, Change | None]:
     """:func:`append_entry`, with the change it made for the history (None: a repeat, nothing written)."""
     with locked(file, os.O_RDWR | os.O_APPEND | getattr(os, "O_BINARY", 0), create=True) as fd:
-        identity = _identity(fd)
-        size = identity[2]
+        stamp = seen.stamp_of(fd)
+        size = stamp[2]
         tail_start = max(0, size - TAIL_BYTES)
-        known = _counted.get(file.path)
-        if known is not None and known[0] == identity:
-            newlines, digest = known[1], known[2].copy()
-        else:
-            newlines, digest = _scan(fd, size)
         tail = _read(fd, tail_start, size)
-        before = digest.hexdigest()[:HASH_CHARS]
+        before = seen.recall(file.path, stamp) or seen.hashed(_blocks(fd, size), stamp)
+        newlines = before.newlines
         earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)
         if earlier is not None:
             receipt = AppendReceipt(
                 path=file.rel, start_line=earlier[0], end_line=earlier[1], bytes_written=0, created=False,
-                duplicate=True, hash=before,
+                duplicate=True, hash=before.digest[:HASH_CHARS],
             )
             return receipt, None
         prefix = _separator(tail, title)
         data = (prefix + entry).encode("utf-8")
+        unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
         _write_all(fd, data)
+        now = before.extended(data, seen.stamp_of(fd))  # before the fsync, which changes no stamp
+        if unchanged and now.size == size + len(data):
+            seen.remember(file.path, now)
+        else:
+            seen.forget(file.path)
         os.fsync(fd)
-        digest.update(data)
-        _counted[file.path] = (_identity(fd), newlines + data.count(b"\n"), digest.copy())
-    after = digest.hexdigest()[:HASH_CHARS]
+    after = now.digest[:HASH_CHARS]
     start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
     end = start + entry.count("\n") - 1
     receipt = AppendReceipt(
         path=file.rel, start_line=start, end_line=end, bytes_written=len(data), created=size == 0, hash=after
     )
-    change = Change(file.rel, size, "", prefix + entry, before, after, start, end)
+    change = Change(file.rel, size, "", prefix + entry, before.digest[:HASH_CHARS], after, start, end)
     return receipt, change
 
 
@@ -114,10 +112,13 @@ def _recent_copy(entry: str, tail: bytes, newlines: int, *, cut: bool) -> tuple[
     line and first entry may be partial and are left out. Returns the copy's first and last line.
     """
     skip = tail.find(b"\n") + 1 if cut else 0
-    lines = split_lines(tail[skip:].decode("utf-8", errors="replace"))
+    text = tail[skip:].decode("utf-8", errors="replace")
+    wanted = [e.lines for e in _entries(split_lines(entry), 1)]
+    if wanted[0][0] not in text:  # a copy holds the entry's first line: no need to parse the tail
+        return None
+    lines = split_lines(text)
     first_line = newlines - tail[skip:].count(b"\n") + 1
     entries = _entries(lines, first_line)[1 if cut else 0 :]
-    wanted = [e.lines for e in _entries(split_lines(entry), 1)]
     count = len(wanted)
     latest = len(entries) - count
     for i in range(latest, max(-1, latest - RECENT_ENTRIES), -1):
@@ -156,12 +157,6 @@ def _separator(existing: bytes, title: str | None) -> str:
     return "\n" if existing.endswith(b"\n") else "\n\n"
 
 
-def _identity(fd: int) -> tuple[int, int, int, int]:
-    """(device, inode, size, mtime) of an open file: what a remembered line count is valid for."""
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _read(fd: int, start: int, end: int) -> bytes:
     """Bytes ``start``…``end`` of the file (fewer if it is shorter)."""
     os.lseek(fd, start, os.SEEK_SET)
@@ -172,15 +167,10 @@ def _read(fd: int, start: int, end: int) -> bytes:
     return b"".join(chunks)
 
 
-def _scan(fd: int, end: int) -> tuple[int, Any]:
-    """How many ``\\n`` bytes the file holds before offset ``end``, and the SHA-256 of those bytes, a block at a time."""
-    digest = hashlib.sha256()
-    newlines = 0
+def _blocks(fd: int, end: int) -> Iterator[bytes]:
+    """The file's bytes before offset ``end``, a block at a time."""
     for start in range(0, end, _BLOCK):
-        block = _read(fd, start, min(start + _BLOCK, end))
-        newlines += block.count(b"\n")
-        digest.update(block)
-    return newlines, digest
+        yield _read(fd, start, min(start + _BLOCK, end))
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PathError
+from .seen import Stamp, stamp_of
 
 HASH_CHARS = 16  # a content hash: the first hex digits of the SHA-256 of the file's bytes
 # An edit's new file before it is renamed over the old one: hidden, so neither indexed nor watched.
@@ -62,11 +63,19 @@ class MemoryFile:
 
     def read_bytes(self) -> bytes:
         """The whole file, read through :meth:`open`."""
+        return self.read_stamped()[0]
+
+    def read_stamped(self) -> tuple[bytes, Stamp | None]:
+        """The whole file, read through :meth:`open`, and its :mod:`.seen` stamp (None when the file
+        changed while it was read)."""
         with os.fdopen(self.open(), "rb") as handle:
             try:
-                return handle.read()
+                before = stamp_of(handle.fileno())
+                data = handle.read()
+                after = stamp_of(handle.fileno())
             except OSError as exc:
                 raise refusal(self.rel, exc) from None
+        return data, before if before == after and len(data) == before[2] else None
 
     def replace(self, data: bytes, mode: int) -> None:
         """Make ``data`` the file's content atomically: a temporary file in the same folder (``mode``,

@@ -31,6 +31,7 @@ from .schema import read_meta as read_meta
 from .schema import write_meta as write_meta
 
 SCHEMA_VERSION = 1
+KEEPS_TEXT = True  # hosts without the files read them from the database
 HNSW_MAX_DIMS = 2000  # pgvector indexes vectors of up to 2,000 dimensions; longer ones are scanned
 
 # Files and chunks ------------------------------------------------------------------------------

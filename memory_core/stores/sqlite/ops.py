@@ -36,6 +36,8 @@ from .cache import prune_cache as prune_cache
 from .schema import SCHEMA_VERSION as SCHEMA_VERSION
 from .schema import transaction as transaction
 
+KEEPS_TEXT = False  # the index lives beside the files it indexes
+
 # A chunk's part vectors are the chunks_vec rows whose rowid is their vector row (records.VECTOR_PARTS).
 MAX_KNN = 4096  # sqlite-vec's largest k
 
