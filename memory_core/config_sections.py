@@ -36,7 +36,7 @@ class QuerySettings(_Section):
     max_results: int = Field(6, ge=1, le=MAX_RESULTS, description="results returned by default")
     min_score: float = Field(0.35, ge=0.0, le=1.0, description="a result needs this vector or keyword score")
     min_share: float = Field(
-        0.15, ge=0.0, le=1.0, description="keyword-only: a result must answer this share of the query (0 = off)"
+        0.15, ge=0.0, le=1.0, description="keyword answers: the results together must answer this share of the query (0 = off)"
     )
     fusion: Literal["weighted", "rrf"] = Field("weighted", description="how vector and keyword ranks combine")
     vector_weight: float = Field(0.2, ge=0.0, le=1.0, description="share of the vector score (benchmarked)")

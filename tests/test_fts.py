@@ -65,7 +65,6 @@ CASES: list[tuple[str, str, str | None, list[int] | None]] = [
     ("plain words", "database migration", '"database" OR "migration"', [1]),
     ("case folded and deduplicated", "Redis redis REDIS", '"redis"', [6]),
     ("stopwords dropped", "what is the postgres url", '"postgres" OR "url"', [1, 2]),
-    ("only stopwords kept", "what is the", '"what" OR "is" OR "the"', [1, 2, 3, 4, 7]),
     ("double quotes", 'he said "postgres" and "redis', '"said" OR "postgres" OR "redis"', [1, 2, 6, 7]),
     ("single quotes", "it's postgres' 'redis'", '"s" OR "postgres" OR "redis"', [1, 2, 6]),
     (
@@ -111,6 +110,8 @@ def test_queries_are_quoted_ored_terms_that_fts5_runs_without_error(
 
 NOTHING_TO_SEARCH = [
     "",
+    "what is the",  # stop words only
+    "什么",
     "   ",
     "?!.,;:-()*^\"'",
     '""',

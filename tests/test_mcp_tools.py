@@ -316,3 +316,14 @@ async def test_sqlite_errors_reach_the_model_explained_and_bugs_stay_internal(
     assert "internally" not in busy.content[0].text
     assert broken.is_error and "memdex failed internally (KeyError" in broken.content[0].text
     assert any(record.exc_info for record in caplog.records if "bug failed unexpectedly" in record.message)
+
+
+async def test_a_query_of_common_words_only_says_so_instead_of_matching_everything(notes: Path) -> None:
+    """'the a of' is in every note: it is not searched, and the answer says which words were ignored."""
+    async with connected(notes) as client:
+        result = await client.call_tool("memory_search", {"query": "the a of"})
+        answer = result.structured_content
+        assert answer is not None and answer["results"] == []
+        assert "only common words (the, a, of)" in answer["warning"]
+        cjk = (await client.call_tool("memory_search", {"query": "什么"})).structured_content
+        assert cjk is not None and cjk["results"] == [] and "only common words (什么)" in cjk["warning"]

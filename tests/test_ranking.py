@@ -8,7 +8,7 @@ import pytest
 
 from memdex.memory_core.config_sections import QuerySettings
 from memdex.memory_core.search.ranking import decay, keyword_score, rank_hybrid, rank_keyword
-from memdex.memory_core.search.scoring import TermWeights, query_share, weigh_terms
+from memdex.memory_core.search.scoring import TermWeights, answer_share, weigh_terms
 from memdex.memory_core.stores.records import ChunkRow
 
 TODAY = dt.date(2026, 6, 30)
@@ -131,13 +131,25 @@ def test_keyword_scores_weigh_bm25_against_the_querys_own_idf() -> None:
 
 
 def test_a_query_on_another_topic_gets_no_keyword_answer() -> None:
-    """'show' is in the memory, 'aspirin' and 'platelets' are not: a chunk holding only 'show' answers
-    too little of the query (min_share), while one holding 'aspirin' too is kept. Coverage (the score)
-    still ignores the missing words, so a typo does not lower every score."""
+    """'show' is in the memory, 'aspirin' and 'platelets' are not: an answer holding only 'show' answers too
+    little of the query (min_share) and is withheld whole; once a chunk holds 'aspirin', the answer holds
+    both chunks, the better first. Coverage (the score) still ignores the missing words, so a typo does
+    not lower every score."""
     terms = ["aspirin", "platelets", "show"]
     weights = weigh_terms(terms, {"aspirin": 1, "show": 30}, 100)
-    rows = [row(1, "memory/a.md", "Let me show you the garden", -1.0), row(2, "memory/b.md", "aspirin for the headache", -2.0)]
-    assert [h.path for h in rank_keyword(rows, weights, 5, QuerySettings(), TODAY)] == ["memory/b.md"]
-    assert len(rank_keyword(rows, weights, 5, QuerySettings(min_share=0), TODAY)) == 2
-    assert query_share(weights, "show") < 0.15 < query_share(weights, "aspirin")
-    assert keyword_score(rows[0], weights) > 0.15  # the score alone would have kept it
+    show, aspirin = row(1, "memory/a.md", "Let me show you the garden", -1.0), row(2, "memory/b.md", "aspirin for the headache", -2.0)
+    assert rank_keyword([show], weights, 5, QuerySettings(), TODAY) == []
+    assert len(rank_keyword([show], weights, 5, QuerySettings(min_share=0), TODAY)) == 1
+    assert [h.path for h in rank_keyword([show, aspirin], weights, 5, QuerySettings(), TODAY)] == ["memory/b.md", "memory/a.md"]
+    assert answer_share(weights, ["show"]) < 0.15 < answer_share(weights, ["aspirin"])
+    assert keyword_score(show, weights) > 0.15  # the score alone would have kept it
+
+
+def test_a_long_question_is_answered_by_short_notes_that_each_hold_a_little_of_it() -> None:
+    """Sixteen query words, each note holds two: no note answers 15% of the question alone, the answer as a
+    whole does, so every note is returned (a per-note cut returned nothing)."""
+    words = [f"word{n}" for n in range(16)]
+    weights = weigh_terms(words, dict.fromkeys(words, 2), 400)
+    notes = [row(n + 1, f"memory/{n}.md", f"- {words[2 * n]} and {words[2 * n + 1]}", -1.0 - n / 10) for n in range(8)]
+    assert all(answer_share(weights, [note.text]) < 0.15 for note in notes)
+    assert len(rank_keyword(notes, weights, 8, QuerySettings(), TODAY)) == 8

@@ -84,7 +84,7 @@ def test_query_cuts_runs_at_stop_words() -> None:
     assert query_terms("乌龙茶") == ["乌龙", "龙茶"]
     assert query_terms("用户喜欢喝什么茶") == ["用户", "户喜", "喜欢", "欢喝", "茶"]
     assert query_terms("東京へ行きましたか") == ["東京", "行き"]
-    assert query_terms("什么") == ["什么"]  # only stop words: kept
+    assert query_terms("什么") == []  # only stop words: nothing to search for
     assert query_terms("和服 東京") == ["東京"]  # a character left between one-character stop words is weak…
     assert query_terms("和服") == ["服"]  # …kept when nothing else remains
     assert query_terms("我的书") == ["我", "书"]  # …and a word of its own when the query is made of such

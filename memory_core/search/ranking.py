@@ -16,7 +16,7 @@ from ..config_sections import QuerySettings
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
 from ..text.terms import stems
-from .scoring import TermWeights, bm25_share, bm25_strength, query_share, term_coverage
+from .scoring import TermWeights, answer_share, bm25_share, bm25_strength, term_coverage
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,19 @@ def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
 def rank_keyword(
     rows: Sequence[ChunkRow], weights: TermWeights, limit: int, query: QuerySettings, today: dt.date
 ) -> list[Ranked]:
-    """Keyword-only ranking. A chunk must answer ``query.min_share`` of the whole query (its words
-    weighed by rarity, words the memory lacks included), so a query on another topic that shares a
-    common word or two with the memory gets no answer rather than the least bad chunks."""
-    answering = [row for row in rows if query_share(weights, row.text) >= query.min_share]
-    scored = [Ranked(row, s, text_score=s) for row in answering for s in [keyword_score(row, weights)]]
-    return _finish(scored, query, today, limit)[:limit]
+    """Keyword-only ranking, abstaining as a whole: the answer (its first ``limit`` chunks together) must
+    answer ``query.min_share`` of the query, its words weighed by rarity and words the memory lacks
+    included, so a query on another topic that shares a common word or two with the memory gets no answer
+    rather than the least bad chunks. No chunk is cut for answering little of the query on its own: a long
+    question is answered by short notes that each hold a word or two of it."""
+    scored = [Ranked(row, s, text_score=s) for row in rows for s in [keyword_score(row, weights)]]
+    ranked = _finish(scored, query, today, limit)[:limit]
+    return ranked if _answers(ranked, weights, query) else []
+
+
+def _answers(items: Sequence[Ranked], weights: TermWeights, query: QuerySettings) -> bool:
+    """Whether ``items`` together answer ``query.min_share`` of the query (always, with ``min_share = 0``)."""
+    return bool(items) and answer_share(weights, (item.row.text for item in items)) >= query.min_share
 
 
 def rank_hybrid(
@@ -79,9 +86,10 @@ def rank_hybrid(
     Ranking uses the fused score; the cut asks whether the vector similarity or the keyword score
     alone reaches ``min_score``. Cutting on the fused score instead (OpenClaw's rule) ties the cut to
     the weights: with the keyword-heavy weights the benchmark favours, a strong paraphrase match that
-    shares no word with the query could never pass. When nothing is kept, the keyword hits that
-    answer ``query.min_share`` of the query are returned anyway, so an exact ID match is never
-    silently dropped, while a query on another topic that shares a common word gets no answer.
+    shares no word with the query could never pass. When nothing is kept, the keyword hits are returned
+    as keyword-only search would (if together they answer ``query.min_share`` of the query), so an exact
+    ID match is never silently dropped, while a query on another topic that shares a common word gets
+    no answer.
     """
     text = {row.id: keyword_score(row, weights) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
@@ -95,9 +103,9 @@ def rank_hybrid(
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
     kept = [item for item in ordered if max(item.text_score or 0.0, item.vector_score or 0.0) >= min_score]
-    if not kept:
-        answering = {row.id for row in keyword_rows if query_share(weights, row.text) >= query.min_share}
-        kept = [item for item in ordered if item.row.id in answering]
+    if not kept:  # as keyword-only search answers: the keyword hits, if together they answer the query
+        kept = [item for item in ordered if item.text_score is not None][:limit]
+        kept = kept if _answers(kept, weights, query) else []
     return kept[:limit]
 
 

@@ -7,7 +7,7 @@ these turn both into the 0..1 figures ranking fuses, and choose the rare terms a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text.terms import stems, term_keys
@@ -67,12 +67,16 @@ def term_coverage(weights: TermWeights, text: str) -> float:
     return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present) / total
 
 
-def query_share(weights: TermWeights, text: str) -> float:
-    """The share of the whole query that ``text`` answers: like :func:`term_coverage`, but the words no
-    chunk holds count too (as the rarest), so a query on another topic that shares a common word or two
-    with the memory scores low. Coverage leaves them out so that a typo does not lower every score."""
+def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
+    """The share of the whole query that ``texts`` answer together: like :func:`term_coverage`, but the words
+    no chunk holds count too (as the rarest), so a query on another topic that shares a common word or two
+    with the memory scores low (coverage leaves them out so that a typo does not lower every score). An
+    answer of several short notes can answer a long question that none of them answers alone."""
     total = sum(weights.weights) + weights.missing
-    return term_coverage(weights, text) * sum(weights.weights) / total if total > 0 else 0.0
+    if total <= 0:
+        return 0.0
+    present = frozenset[str]().union(*map(stems, texts))
+    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present) / total
 
 
 def bm25_strength(rank: float) -> float:

@@ -18,7 +18,7 @@ from ..models import Explanation, IndexStatus, SearchAnswer
 from ..stores.base import IndexOwner
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
-from ..text.terms import query_terms
+from ..text.terms import only_stop_words, query_terms
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
@@ -126,7 +126,7 @@ class Searcher:
         ranked: list[Ranked]
         if found.query_vector is None:
             if not terms:
-                warnings.append("the query has no words or numbers to search for; rephrase it with words")
+                warnings.append(_no_terms(request.text))
             ranked = rank_keyword(found.keyword, weights, depth, q, today)
             mode: Literal["hybrid", "keyword"] = "keyword"
         else:
@@ -231,6 +231,16 @@ class Searcher:
         except EmbeddingError as exc:
             warnings.append(f"the query embedding failed ({exc}); these are keyword results")
         return None
+
+
+def _no_terms(text: str) -> str:
+    """Why a query gave no keyword terms, and what to do."""
+    if common := only_stop_words(text):
+        return (
+            f"the query has only common words ({', '.join(common)}), which search ignores; "
+            "ask with the words that matter (a name, a topic, an ID)"
+        )
+    return "the query has no words or numbers to search for; rephrase it with words"
 
 
 def _index_warnings(status: IndexStatus) -> list[str]:

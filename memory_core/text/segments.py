@@ -72,6 +72,11 @@ _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 �
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
 
 
+# What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
+Weight = int
+WORD, WEAK, STOP = 0, 1, 2
+
+
 def _clusters(run: str) -> list[str]:
     """Grapheme clusters of a run, roughly: each letter with the combining marks after it."""
     clusters: list[str] = []
@@ -135,26 +140,26 @@ def index_text(text: str) -> str:
     return _with_camel_parts(text)
 
 
-def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, bool]]:
+def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
     """The grams of a CJK or Southeast Asian run of a query, cut at CJK stop words.
 
-    A lone character left between one-character stop words (``在日`` -> ``日``) is weak, kept only when
-    nothing else remains, as a stop word is: such stop words are often part of a word (``在日``, ``和服``).
-    After a longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query.
+    A lone character left between one-character stop words (``在日`` -> ``日``) is weak, searched only when
+    the query has no other word: such stop words are often part of a word (``在日``, ``和服``). After a
+    longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query.
     """
     parts = _CJK_STOP.split(piece) if kind == "cjk" else [piece]  # run, stop word, run, ...
     runs = [(at, run) for at, run in enumerate(parts) if at % 2 == 0 and run]
-    if not runs:  # the whole run is stop words: keep it as such
-        yield from ((gram, True) for gram in _bigrams(list(piece)))
+    if not runs:  # the whole run is stop words
+        yield from ((gram, STOP) for gram in _bigrams(list(piece)))
     for at, run in runs:
         units = list(run) if kind == "cjk" else _clusters(run)
         stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
         weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops)
-        yield from ((gram, weak) for gram in _bigrams(units))
+        yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
 
 
-def query_pieces(text: str) -> Iterator[tuple[str, bool]]:
-    """(term, is a stop word) for every term of a query, in order; each term is one token of
+def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
+    """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
     for match in _PIECE.finditer(unicodedata.normalize("NFKC", text)):
         piece = match.group(0)
@@ -162,9 +167,9 @@ def query_pieces(text: str) -> Iterator[tuple[str, bool]]:
         if kind in ("cjk", "sea"):
             yield from _run_pieces(piece, kind)
         elif kind == "hangul":
-            stop = piece in KOREAN_STOPWORDS
-            yield piece, stop
+            weight = STOP if piece in KOREAN_STOPWORDS else WORD
+            yield piece, weight
             if stem := korean_stem(piece):
-                yield stem, stop
+                yield stem, weight
         else:
-            yield piece.lower(), piece.lower() in STOPWORDS
+            yield piece.lower(), STOP if piece.lower() in STOPWORDS else WORD

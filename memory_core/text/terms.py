@@ -1,7 +1,7 @@
 """A query's search terms, the tokenizer both stores index with, and the keys coverage and snippets match by.
 
 Terms come from :mod:`.segments`, which cuts every script the way the index holds it: English words,
-identifier parts, CJK bigrams, Korean stems. Lower-cased; stop words dropped when other terms remain.
+identifier parts, CJK bigrams, Korean stems. Lower-cased; stop words dropped.
 Stores quote each term in their own syntax, so no input is ever read as a query operator; scoring
 weighs them (:mod:`..search.scoring`). Python-side matching (coverage, snippets) compares *match keys*:
 the tokens FTS5 would cut, accents folded, crudely stemmed.
@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from .segments import index_text, query_pieces
+from .segments import STOP, WEAK, WORD, index_text, query_pieces
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -28,14 +28,23 @@ _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, a
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct search terms of ``text``, lower-cased, stop words removed when others remain."""
-    seen: dict[str, bool] = {}
-    for term, stop in query_pieces(text):
-        seen.setdefault(term, stop)
+    """The distinct search terms of ``text``, lower-cased, without stop words (a query of stop words only,
+    ``the a of``, has none: :func:`only_stop_words` tells it from one with no words at all)."""
+    seen: dict[str, int] = {}
+    for term, weight in query_pieces(text):
+        seen[term] = min(weight, seen.get(term, STOP))
         if len(seen) >= MAX_TERMS * 2:
             break
-    content = [term for term, stop in seen.items() if not stop]
-    return (content or list(seen))[:MAX_TERMS]
+    for wanted in (WORD, WEAK):
+        if terms := [term for term, weight in seen.items() if weight == wanted]:
+            return terms[:MAX_TERMS]
+    return []
+
+
+def only_stop_words(text: str) -> list[str]:
+    """The first few words of a query made of stop words only (empty when it has another word, or none)."""
+    pieces = dict(query_pieces(text))
+    return [] if any(weight != STOP for weight in pieces.values()) else list(pieces)[:5]
 
 
 def stem(term: str) -> str:
