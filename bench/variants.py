@@ -106,11 +106,13 @@ def misspell(text: str, seed: str) -> str:
 def apply_variant(suite: Suite, variant: str) -> Suite | None:
     """``suite`` as ``variant`` (None when it does not apply: ``titles`` of a chat set).
 
-    Its name gets ``+variant`` (the report's label); ``titles`` also gets its own cache folder (other files),
-    while ``q3`` and ``typo`` keep the set's workspace and index, since only their queries differ.
+    Its name gets ``+variant`` (the report's label) and its published references go (they are the full set's);
+    ``titles`` also gets its own cache folder (other files), while ``q3`` and ``typo`` keep the set's
+    workspace and index, since only their queries differ.
     """
     if variant == "full":
         return suite
+    suite = replace(suite, references=[], notes=[*suite.notes, f"variant {variant}: see bench/variants.py"])
     if variant == "titles":
         if suite.level != "document":
             return None

@@ -18,6 +18,7 @@ from bench.quality import (
     UNRELATED_WORDS,
     Document,
     Query,
+    Reference,
     Suite,
     Unit,
     document_suite,
@@ -241,7 +242,7 @@ def test_misspell_changes_only_the_longest_content_word_and_is_seeded() -> None:
 
 def _documents() -> Suite:
     docs = {"1": Document("Short title", "A body about tea."), "2": Document("Other", "Coffee.")}
-    return document_suite("toy", docs, {"q": "What about tea?"}, {"q": {"1": 1}}, None, [])
+    return document_suite("toy", docs, {"q": "What about tea?"}, {"q": {"1": 1}}, None, [Reference("r", {})])
 
 
 def test_titles_variant_rewrites_the_documents_in_their_own_cache_folder() -> None:
@@ -250,6 +251,7 @@ def test_titles_variant_rewrites_the_documents_in_their_own_cache_folder() -> No
     assert titles is not None and titles.name == "toy+titles" and titles.folder == "toy-titles"
     assert titles.workspaces[0].files["docs/1.md"] == "# Short title\n\nShort title\n"
     assert titles.workspaces[0].queries == suite.workspaces[0].queries
+    assert titles.references == [] and apply_variant(suite, "full") is suite
 
 
 def test_query_variants_keep_the_files_index_and_judgements(locomo_dir: Path) -> None:
