@@ -14,6 +14,7 @@ FTS5 index alone, no stored text) and the build time (Python pre-processing + in
 Candidates (``index`` is what the table indexes; ``query`` the terms OR-ed):
 
 * ``unicode61``  - raw text, ``porter unicode61``; query = memdex's ``terms.query_terms`` (today's engine).
+  The plain FTS5 floor ``bench/robustness.py`` puts beside every set x variant (:data:`PLAIN`).
 * ``trigram``    - raw text, FTS5 ``trigram``; query = the 3-character pieces of each query term (the
   README's reference; a 1-2 character term gives no piece and cannot match).
 * ``bigram``     - Han/kana runs cut into overlapping bigrams (a 1-character run stays a unigram), then
