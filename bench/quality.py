@@ -7,6 +7,7 @@ Usage (from the repository root)::
         [--json out.json] [--chunk-tokens 400] [--chunk-overlap 80] [--window-tokens N]
         [--store sqlite|postgres] [--pg-url URL]
         [--provider local|openai] [--openai-base-url URL] [--openai-model NAME] [--openai-dimensions N]
+        [--variant full|titles|q3|typo ...]
 
     DATASET = locomo [--limit-conversations N] | scifact [--limit-queries N] | cisi [--limit-queries N]
             | cmrc [--limit-queries N] | jsquad [--limit-queries N]
@@ -25,6 +26,11 @@ Modes (``--mode``, repeatable; default ``keyword``; ``all`` = the first four):
 * ``hybrid``  - embeddings, weighted fusion 0.7 / 0.3 (OpenClaw's weights; memdex defaults to 0.2 / 0.8).
 * ``rrf``     - embeddings, ``query.fusion = "rrf"`` (k = 60).
 * ``hybrid:V/T`` - weighted fusion with vector weight V and text weight T, for experiments.
+
+Variants (``--variant``, repeatable or comma-separated; default ``full``) run the set on another shape of
+data with the same judgements: ``titles`` (each document cut to its title), ``q3`` (queries cut to their
+first 3 content words), ``typo`` (one query word misspelled); see ``bench/variants.py``, and
+``bench/robustness.py`` for the sets x variants table beside the plain FTS5 floor.
 
 Embeddings come from the local GGUF model (``--model``) or, with ``--provider openai``, from any
 OpenAI-compatible endpoint (``--openai-base-url``, ``--openai-model``, ``--openai-dimensions``; the key
@@ -47,7 +53,8 @@ from the ranked search. For abstention, seeded random-word queries (gibberish, a
 from the conversation) are searched at the defaults too: an empty answer is the right one.
 
 Indexes are cached per (dataset, workspace, chunking, embedding provider/model) in
-``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>[-local-<model>].sqlite``: the keyword mode
+``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>[-local-<model>].sqlite`` (``<dataset>-titles`` for
+the ``titles`` variant; ``q3`` and ``typo`` ask other queries of the same files and share the set's): the keyword mode
 has its own file; every embedding mode with the same model shares one (same vectors, only the query
 settings differ), so the corpus is embedded once and later runs only re-check file stamps. Progress of
 long builds goes to stderr. llama.cpp runs on one thread by default (``--threads``): the vectors are
@@ -84,6 +91,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/quality.py` works without
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.perf_support import local_postgres, wait_until
+from bench.variants import VARIANTS, apply_variant, parse_variants
 from memdex.memory_core.config import Settings, load_settings
 from memdex.memory_core.engine import MemoryEngine
 from memdex.memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
@@ -180,6 +188,12 @@ class Suite:
     notes: list[str] = field(default_factory=list)
     chat: bool = False  # chat set: also CHAT_METRICS (defaults search, session recall) and probes
     adversarial: str = ""  # chat sets: label of the row of adversarial questions (abstention report)
+    cache: str = ""  # folder under the cache dir (default: the name); a variant asking other queries shares it
+
+    @property
+    def folder(self) -> str:
+        """The suite's folder under the cache dir: its workspaces and indexes."""
+        return self.cache or self.name
 
     @property
     def fetch(self) -> int:
@@ -268,13 +282,31 @@ METRICS: dict[str, Metric] = {
 # Chat sets: session recall from the ranked answer; what the agent reads from the answer at the defaults.
 SESSION_KS = {"session_recall@5": 5, "session_recall@10": 10}
 READ_LIMITS = {"ev@2k": 2_000, "ev@4k": 4_000}  # characters of snippets an agent reads
-CHAT_METRICS = (*SESSION_KS, "turn_session_recall@5", *READ_LIMITS, "ev_returned", "chars", "no_results")
+CHAT_METRICS = (
+    *SESSION_KS, "session_ndcg@10", "turn_session_recall@5", *READ_LIMITS, "ev_returned", "chars", "no_results"
+)
 
 
 def session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
     """Fraction of the relevant units' distinct files (one per session) among the top ``k`` hits' paths."""
     files = {unit.path for unit in relevant}
     return len(files & {hit.path for hit in hits[:k]}) / len(files)
+
+
+def file_grades(relevant: Grades) -> dict[Unit, int]:
+    """The relevant units' files as whole units, each at the best grade of its units (chat sets: the sessions)."""
+    grades: dict[Unit, int] = {}
+    for unit, grade in relevant.items():
+        whole = Unit.document(unit.path)
+        grades[whole] = max(grade, grades.get(whole, 0))
+    return grades
+
+
+def session_ndcg_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
+    """nDCG@k of the hits' distinct files against the relevant units' files: the level of a plain FTS5 table
+    with one row per file (``bench/tokenizers.py``), so the two compare."""
+    files = file_grades(relevant)
+    return ndcg_at(k, judge(best_chunk_per_document(hits), files), files)
 
 
 def turn_session_recall_at(k: int, hits: Sequence[Hit], relevant: Grades) -> float:
@@ -307,6 +339,7 @@ def chat_scores(query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit]) ->
     snippets = [hit.snippet for hit in defaults]
     return {
         **{name: session_recall_at(k, ranked, query.relevant) for name, k in SESSION_KS.items()},
+        "session_ndcg@10": session_ndcg_at(MAX_RESULTS, ranked, query.relevant),
         "turn_session_recall@5": turn_session_recall_at(5, ranked, query.relevant),  # recall@5's ceiling
         **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
         "ev_returned": evidence_returned(defaults, query.relevant),
@@ -875,7 +908,7 @@ class ProgressLog:
 
 async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConfig, run: ModeRun) -> None:
     """Sync one workspace's index for ``mode`` (reusing the cache), search every query, add to ``run``."""
-    base = config.cache_dir / suite.name / ws.name
+    base = config.cache_dir / suite.folder / ws.name
     settings = config.settings(mode, base / "workspace", base, ws.extra_paths)
     label = f"{ws.name} [{mode.name}]"
     async with MemoryEngine(settings, background_sync=False) as engine:
@@ -930,7 +963,7 @@ async def run_suite(suite: Suite, modes: Sequence[Mode], config: RunConfig) -> l
     """Every workspace in turn: write it once, then run each mode on it."""
     runs = [ModeRun(mode) for mode in modes]
     for ws in suite.workspaces:
-        written = materialise(ws, config.cache_dir / suite.name / ws.name / "workspace")
+        written = materialise(ws, config.cache_dir / suite.folder / ws.name / "workspace")
         log(f"  {ws.name}: {len(ws.files)} files ({written} written), {len(ws.queries)} queries")
         for run in runs:
             await run_mode(ws, suite, run.mode, config, run)
@@ -1064,6 +1097,7 @@ def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
         "turns whole in the first 2,000 / 4,000 characters of the snippets; ev_returned = share inside a returned "
         "hit's chunk, shown or not (the rest is lost to ranking); chars = characters returned; "
         f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}; "
+        "session_ndcg@10 = nDCG of their distinct files; "
         "turn_session_recall@5 = evidence turns in the top 5's files (the most chunk recall@5 could be).",
     ]
     out += [block for run in runs for block in ("", render_rows(suite, run, CHAT_METRICS))]
@@ -1109,7 +1143,7 @@ def report(suite: Suite, config: RunConfig, runs: Sequence[ModeRun], seconds: fl
     out += [f"  WARNING: {r.mode.name}: {r.fallbacks} search(es) fell back to keyword" for r in runs if r.fallbacks]
     out += ["", render_mode_table(suite, runs)]
     if len(suite.rows) > 1:
-        out += ["", f"By {'category' if suite.name == 'locomo' else 'group'}:"]
+        out += ["", f"By {'category' if suite.chat else 'group'}:"]
         out += [block for metric in suite.breakdown for block in ("", render_breakdown(suite, runs, metric))]
     if suite.chat:
         out += render_chat(suite, runs)
@@ -1211,6 +1245,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Loader]]:
         "repeatable (default: keyword)",
     )  # fmt: skip
     common.add_argument(
+        "--variant", action="append", default=[], metavar="NAME",
+        help=f"{', '.join(VARIANTS)} (bench/variants.py); repeatable or comma-separated (default: full)",
+    )  # fmt: skip
+    common.add_argument(
         "--model", type=Path, default=DEFAULT_MODEL, help="GGUF model of the embedding modes (default: %(default)s)"
     )
     common.add_argument(
@@ -1252,7 +1290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         modes = parse_modes(args.mode)
-    except argparse.ArgumentTypeError as exc:
+        variants = parse_variants(args.variant)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
         parser.error(str(exc))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -1271,21 +1310,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         decay=args.decay,
         threads=args.threads,
     )
-    suite = loaders[args.dataset](args)
-    log(f"{suite.name}: {len(suite.workspaces)} workspace(s), {suite.n_queries} queries, "
-        f"modes {', '.join(m.name for m in modes)}; cache {config.cache_dir}")
-    started = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        if args.store == "postgres":
-            url = args.pg_url or stack.enter_context(local_postgres(config.cache_dir / "postgres-quality"))
-            config = replace(config, pg_url=url)
-        runs = anyio.run(run_suite, suite, modes, config)
-    seconds = time.perf_counter() - started
-    print()
-    print(report(suite, config, runs, seconds))
-    if args.json:
-        write_json(args.json, suite, config, runs, seconds)
-        log(f"wrote {args.json}")
+    loaded = loaders[args.dataset](args)
+    for variant in variants:
+        suite = apply_variant(loaded, variant)
+        if suite is None:
+            log(f"{loaded.name}: variant {variant!r} does not apply to a chat set (see bench/variants.py); skipped")
+            continue
+        log(f"{suite.name}: {len(suite.workspaces)} workspace(s), {suite.n_queries} queries, "
+            f"modes {', '.join(m.name for m in modes)}; cache {config.cache_dir / suite.folder}")
+        started = time.perf_counter()
+        with contextlib.ExitStack() as stack:
+            if args.store == "postgres":
+                url = args.pg_url or stack.enter_context(local_postgres(config.cache_dir / "postgres-quality"))
+                config = replace(config, pg_url=url)
+            runs = anyio.run(run_suite, suite, modes, config)
+        seconds = time.perf_counter() - started
+        print()
+        print(report(suite, config, runs, seconds))
+        if args.json:
+            out = args.json if len(variants) == 1 else args.json.with_stem(f"{args.json.stem}-{variant}")
+            write_json(out, suite, config, runs, seconds)
+            log(f"wrote {out}")
     return 0
 
 

@@ -14,6 +14,7 @@ FTS5 index alone, no stored text) and the build time (Python pre-processing + in
 Candidates (``index`` is what the table indexes; ``query`` the terms OR-ed):
 
 * ``unicode61``  - raw text, ``porter unicode61``; query = memdex's ``terms.query_terms`` (today's engine).
+  The plain FTS5 floor ``bench/robustness.py`` puts beside every set x variant (:data:`PLAIN`).
 * ``trigram``    - raw text, FTS5 ``trigram``; query = the 3-character pieces of each query term (the
   README's reference; a 1-2 character term gives no piece and cannot match).
 * ``bigram``     - Han/kana runs cut into overlapping bigrams (a 1-character run stays a unigram), then
@@ -58,9 +59,8 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/tokenizers.py` works with
 from bench.quality import (
     DEFAULT_EVAL_DIR,
     MAX_RESULTS,
-    Query,
     Suite,
-    Unit,
+    file_grades,
     load_cisi,
     load_cmrc,
     load_jsquad,
@@ -68,10 +68,10 @@ from bench.quality import (
     load_scifact,
     ndcg_at,
 )
+from bench.variants import CJK_RUN
 from memdex.memory_core.text import segments
 from memdex.memory_core.text.terms import query_terms
 
-_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff]+")
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -85,13 +85,13 @@ def _grams(run: str, unigrams: bool) -> list[str]:
 
 def cut_runs(text: str, unigrams: bool) -> str:
     """``text`` with every Han/kana run replaced by its space-separated grams (other text untouched)."""
-    return _RUN.sub(lambda m: f" {' '.join(_grams(m.group(0), unigrams))} ", text)
+    return CJK_RUN.sub(lambda m: f" {' '.join(_grams(m.group(0), unigrams))} ", text)
 
 
 def run_terms(text: str, unigrams: bool) -> list[str]:
     """Query terms: the grams of each Han/kana run, memdex's terms for the rest."""
-    grams = [g for m in _RUN.finditer(text) for g in _grams(m.group(0), unigrams)]
-    return list(dict.fromkeys([*grams, *query_terms(_RUN.sub(" ", text))]))
+    grams = [g for m in CJK_RUN.finditer(text) for g in _grams(m.group(0), unigrams)]
+    return list(dict.fromkeys([*grams, *query_terms(CJK_RUN.sub(" ", text))]))
 
 
 def trigram_terms(text: str) -> list[str]:
@@ -109,6 +109,10 @@ class Candidate:
     index: Callable[[str], str]
     query: Callable[[str], list[str]]
     coordination: bool = False  # rank by distinct matched terms (bm25 breaks ties) instead of bm25
+
+
+# The plain FTS5 floor: porter unicode61 over the raw text, the OR of memdex's query terms ranked by bm25().
+PLAIN = Candidate("unicode61", "porter unicode61", str, query_terms)
 
 
 def _jieba_candidate() -> Candidate | None:
@@ -153,7 +157,7 @@ OPT_IN = frozenset({"janome"})  # measured only when named in --candidates (pure
 def candidates() -> list[Candidate]:
     """Every candidate, in table order."""
     found = [
-        Candidate("unicode61", "porter unicode61", str, query_terms),
+        PLAIN,
         Candidate("trigram", "trigram", str, trigram_terms),
         Candidate("bigram", "porter unicode61", lambda t: cut_runs(t, False), lambda t: run_terms(t, False)),
         Candidate("uni+bi", "porter unicode61", lambda t: cut_runs(t, True), lambda t: run_terms(t, False)),
@@ -203,15 +207,6 @@ def _rank(conn: sqlite3.Connection, terms: Sequence[str], coordination: bool) ->
     return sorted(held, key=lambda r: (-held[r], bm25[r]))[:MAX_RESULTS]
 
 
-def file_grades(query: Query) -> dict[Unit, int]:
-    """The query's relevant files, each at the best grade of its units (LoCoMo: the evidence's sessions)."""
-    grades: dict[Unit, int] = {}
-    for unit, grade in query.relevant.items():
-        whole = Unit.document(unit.path)
-        grades[whole] = max(grade, grades.get(whole, 0))
-    return grades
-
-
 def measure(candidate: Candidate, suite: Suite, folder: Path) -> Result:
     """Build the candidate's index of each workspace of ``suite`` (one row per file) and score the queries
     of its headline row by file-level nDCG@10."""
@@ -235,7 +230,7 @@ def measure(candidate: Candidate, suite: Suite, folder: Path) -> Result:
         conn.execute("VACUUM")
         size += path.stat().st_size
         for query in (q for q in workspace.queries if q.group in groups):
-            relevant = file_grades(query)
+            relevant = file_grades(query.relevant)
             ranked = _rank(conn, candidate.query(query.text), candidate.coordination)
             covered = [frozenset(u for u in relevant if u.path == paths[r - 1]) for r in ranked]
             scores.append(ndcg_at(MAX_RESULTS, covered, relevant))

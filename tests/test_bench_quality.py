@@ -1,8 +1,11 @@
-"""bench/quality.py's chat-set measures: ev@k, session recall, evidence texts and the abstention probes."""
+"""bench/quality.py's chat-set measures (ev@k, session recall, evidence texts, abstention probes) and the
+robustness variants of bench/variants.py."""
 
 from __future__ import annotations
 
 import json
+import math
+import random
 import re
 from pathlib import Path
 
@@ -13,8 +16,12 @@ from bench.quality import (
     METRICS,
     STEM,
     UNRELATED_WORDS,
+    Document,
     Query,
+    Reference,
+    Suite,
     Unit,
+    document_suite,
     evidence_read,
     evidence_returned,
     judge,
@@ -24,10 +31,12 @@ from bench.quality import (
     random_queries,
     recall_at,
     score_query,
+    session_ndcg_at,
     session_recall_at,
     turn_session_recall_at,
     turn_text,
 )
+from bench.variants import apply_variant, first_words, misspell, misspell_word, parse_variants, title_note
 from memdex.memory_core.models import Hit
 
 PHOTO_TURN = {
@@ -186,3 +195,83 @@ def test_jsquad_strips_the_title_prefix_and_asks_the_first_answerable_question(t
     (ws,) = load_jsquad(tmp_path).workspaces
     assert ws.files == {"memory/a1p0.md": "# 東京\n\n東京は日本の首都である。\n"}
     assert [(q.text, list(q.relevant)) for q in ws.queries] == [("日本の首都は？", [Unit.document("memory/a1p0.md")])]
+
+
+# Robustness variants (bench/variants.py) ---------------------------------------------------------
+
+
+def test_parse_variants_takes_repeats_and_commas_and_names_the_choices() -> None:
+    assert parse_variants([]) == ["full"]
+    assert parse_variants(["titles,q3", "q3", " typo "]) == ["titles", "q3", "typo"]
+    with pytest.raises(ValueError, match="unknown variant.*short.*use full, titles, q3, typo"):
+        parse_variants(["full,short"])
+
+
+def test_title_note_keeps_only_the_title_as_heading_and_body() -> None:
+    assert title_note("# Dewey  Decimal \n\nA long abstract.\nMore.\n") == "# Dewey  Decimal\n\nDewey  Decimal\n"
+    assert title_note("#\n\nFirst line.\nSecond.\n") == "# First line.\n\nFirst line.\n"
+
+
+def test_first_words_keeps_three_content_words() -> None:
+    assert first_words("What problems and concerns are there in making titles?") == "problems concerns there"
+    assert first_words("Is it?") == "Is it?"  # only stop words: memdex searches none, the query stays as asked
+    # CJK: stop words cut out, the first 6 characters of the runs left (3 two-character "words").
+    assert first_words("乌龙茶是什么茶？") == "乌龙茶 茶"
+    assert first_words("尤金袋鼠分布在哪些地区？") == "尤金袋鼠分布"
+
+
+def test_misspell_word_always_changes_a_word_of_three_or_more_by_one_inner_edit() -> None:
+    for word in ("committee", "aaa", "retrieval", "cat"):
+        for seed in range(50):
+            wrong = misspell_word(word, random.Random(seed))
+            assert wrong != word and wrong[0] == word[0] and wrong[-1] == word[-1]
+            assert len(wrong) == len(word) and sorted(wrong) == sorted(word) or len(wrong) == len(word) - 1
+    assert misspell_word("to", random.Random(1)) == "to"
+
+
+def test_misspell_changes_only_the_longest_content_word_and_is_seeded() -> None:
+    text = "What did Caroline research about adoption?"
+    wrong = misspell(text, "conv-1/3")
+    assert wrong == misspell(text, "conv-1/3")
+    assert {misspell(text, f"q{i}") for i in range(20)} != {wrong}
+    changed = [(a, b) for a, b in zip(text.split(), wrong.split(), strict=True) if a != b]
+    assert [a for a, _ in changed] == ["Caroline"]
+    cjk = misspell("乌龙茶是什么？", "q")
+    assert cjk.endswith("是什么？") and len(cjk) == len("乌龙茶是什么？") - 1 and cjk.startswith("乌")
+
+
+def _documents() -> Suite:
+    docs = {"1": Document("Short title", "A body about tea."), "2": Document("Other", "Coffee.")}
+    return document_suite("toy", docs, {"q": "What about tea?"}, {"q": {"1": 1}}, None, [Reference("r", {})])
+
+
+def test_titles_variant_rewrites_the_documents_in_their_own_cache_folder() -> None:
+    suite = _documents()
+    titles = apply_variant(suite, "titles")
+    assert titles is not None and titles.name == "toy+titles" and titles.folder == "toy-titles"
+    assert titles.workspaces[0].files["docs/1.md"] == "# Short title\n\nShort title\n"
+    assert titles.workspaces[0].queries == suite.workspaces[0].queries
+    assert titles.references == [] and apply_variant(suite, "full") is suite
+
+
+def test_query_variants_keep_the_files_index_and_judgements(locomo_dir: Path) -> None:
+    suite = _documents()
+    q3 = apply_variant(suite, "q3")
+    assert q3 is not None and q3.folder == "toy" and q3.workspaces[0].files == suite.workspaces[0].files
+    (query,) = q3.workspaces[0].queries
+    assert query.text == "about tea" and query.relevant == suite.workspaces[0].queries[0].relevant
+    chat = load_locomo(locomo_dir)
+    assert apply_variant(chat, "titles") is None
+    typo = apply_variant(chat, "typo")
+    assert typo is not None and typo.folder == "locomo" and typo.chat
+    assert [q.text for q in typo.workspaces[0].queries] != [q.text for q in chat.workspaces[0].queries]
+
+
+def test_session_ndcg_judges_the_distinct_files_of_the_ranked_chunks() -> None:
+    relevant = {Unit("memory/a.md", 2, 2): 1, Unit("memory/a.md", 5, 5): 1, Unit("memory/b.md", 3, 3): 1}
+    ranked = [hit("memory/c.md"), hit("memory/a.md", lines=(7, 9)), hit("memory/a.md"), hit("memory/b.md")]
+    # Files c, a, b at ranks 1-3 (a's second chunk collapsed); ideal: a and b at ranks 1-2.
+    ideal = 1 + 1 / math.log2(3)
+    assert session_ndcg_at(10, ranked, relevant) == pytest.approx((1 / math.log2(3) + 1 / math.log2(4)) / ideal)
+    assert session_ndcg_at(10, ranked[1:], relevant) == pytest.approx(1.0)
+    assert session_ndcg_at(1, ranked, relevant) == 0.0

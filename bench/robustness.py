@@ -1,0 +1,169 @@
+"""Robustness suite: every set run as every variant, memdex beside its plain FTS5 floor, in one table.
+
+Usage (from the repository root)::
+
+    .venv/bin/python bench/robustness.py [--sets cisi,scifact,locomo,cmrc,jsquad] [--variants full,titles,q3,typo]
+        [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--limit-queries N] [--limit-conversations N]
+        [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json]
+
+For each set x variant (``bench/variants.py``) it runs memdex's search in each mode exactly as
+``bench/quality.py`` does (same workspaces, caches and judging) and measures the plain FTS5 floor on the
+same files with ``bench/tokenizers.py``'s ``unicode61`` candidate: one contentless ``porter unicode61`` row
+per file, the OR of the query's terms ranked by ``bm25()``. It prints one Markdown table (set, variant,
+mode, n, memdex nDCG@10, the floor, the margin to 3 decimals), then per mode the average over every set x
+variant and how many rows fall below their floor (a negative margin). A default is only sound when none does.
+
+The compared figure is document-level nDCG@10 (best chunk per document) for the document sets. LoCoMo is
+judged by memdex at chunk level, while the floor's rows are whole session files, so there both are taken at
+session level: ``session_ndcg@10`` (the distinct files of memdex's top 10 chunks against the evidence's
+sessions), categories 1-4. ``titles`` does not apply to LoCoMo (its row says so). Embedding modes
+(``--mode hybrid`` etc.) need ``--model``; their corpus embeddings are cached like quality.py's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import anyio
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # so `python bench/robustness.py` works without an install
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench.quality import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_EVAL_DIR,
+    DEFAULT_MODEL,
+    RunConfig,
+    Suite,
+    headline_row,
+    load_cisi,
+    load_cmrc,
+    load_jsquad,
+    load_locomo,
+    load_scifact,
+    log,
+    parse_modes,
+    run_suite,
+)
+from bench.tokenizers import PLAIN, measure
+from bench.variants import VARIANTS, apply_variant, parse_variants
+
+SETS = ("cisi", "scifact", "locomo", "cmrc", "jsquad")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One set x variant x mode: memdex's figure and the floor (NaN when the variant does not apply)."""
+
+    dataset: str
+    variant: str
+    mode: str
+    n: int
+    memdex: float
+    floor: float
+
+    @property
+    def margin(self) -> float:
+        """memdex minus the floor, to the table's 3 decimals (a row is below its floor when this is negative)."""
+        return round(self.memdex - self.floor, 3) + 0.0  # + 0.0: no "-0.000"
+
+
+def loader(name: str, args: argparse.Namespace) -> Callable[[], Suite]:
+    """The set's loader with the command line's limits."""
+    if name == "locomo":
+        return lambda: load_locomo(args.eval_dir, args.limit_conversations)
+    load = {"cisi": load_cisi, "scifact": load_scifact, "cmrc": load_cmrc, "jsquad": load_jsquad}[name]
+    return lambda: load(args.eval_dir, args.limit_queries)
+
+
+def key_metric(suite: Suite) -> str:
+    """The figure compared with the floor: document nDCG@10, or session nDCG@10 for chat sets."""
+    return "session_ndcg@10" if suite.chat else suite.key_metric
+
+
+def measure_set(name: str, variant: str, suite: Suite | None, args: argparse.Namespace, config: RunConfig) -> list[Row]:
+    """Rows of one set x variant: the floor once, memdex in every mode."""
+    modes = parse_modes(args.mode)
+    if suite is None:
+        return [Row(name, variant, mode.name, 0, math.nan, math.nan) for mode in modes]
+    with tempfile.TemporaryDirectory() as tmp:
+        floor = measure(PLAIN, suite, Path(tmp)).ndcg
+    runs = anyio.run(run_suite, suite, modes, config)
+    rows = []
+    for run in runs:
+        head = headline_row(suite, run)
+        rows.append(Row(name, variant, run.mode.name, head["n"], head[key_metric(suite)], floor))
+        log(f"{suite.name} [{run.mode.name}]: {rows[-1].memdex:.3f} vs floor {floor:.3f}")
+    return rows
+
+
+def _cell(value: float, sign: str = "") -> str:
+    return "n/a" if math.isnan(value) else f"{value:{sign}.3f}"
+
+
+def render(rows: Sequence[Row]) -> str:
+    """The Markdown table, then per mode the average over the rows that apply and the rows below the floor."""
+    lines = [
+        "| set | variant | mode | n | memdex nDCG@10 | plain FTS5 floor | margin |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        n = str(r.n) if r.n else "-"
+        lines.append(f"| {r.dataset} | {r.variant} | {r.mode} | {n} | {_cell(r.memdex)} | {_cell(r.floor)} | "
+                     f"{_cell(r.margin, '+')} |")  # fmt: skip
+    for mode in dict.fromkeys(r.mode for r in rows):
+        done = [r for r in rows if r.mode == mode and not math.isnan(r.memdex)]
+        if not done:
+            continue
+        mean = {k: sum(getattr(r, k) for r in done) / len(done) for k in ("memdex", "floor", "margin")}
+        below = sum(r.margin < 0 for r in done)
+        lines.append(f"| **average** ({len(done)} set x variant) | | {mode} | | **{mean['memdex']:.3f}** | "
+                     f"{mean['floor']:.3f} | {mean['margin']:+.3f} ({below} below) |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated (default: %(default)s)")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated (default: %(default)s)")
+    parser.add_argument("--mode", action="append", default=[], metavar="MODE",
+                        help="as bench/quality.py's; repeatable (default: keyword)")  # fmt: skip
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="GGUF model of the embedding modes")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default: %(default)s)")
+    parser.add_argument("--limit-queries", type=int, metavar="N", help="document sets: only the first N queries")
+    parser.add_argument("--limit-conversations", type=int, metavar="N", help="LoCoMo: only the first N chats")
+    parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    sets = [name for name in args.sets.split(",") if name]
+    try:
+        parse_modes(args.mode)
+        variants = parse_variants([args.variants])
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        parser.error(str(exc))
+    if unknown := [name for name in sets if name not in SETS]:
+        parser.error(f"unknown set(s) {', '.join(unknown)}: use {', '.join(SETS)}")
+    model = args.model.expanduser().resolve()
+    config = RunConfig(cache_dir=args.cache_dir.resolve(), model=model, threads=args.threads)
+    rows: list[Row] = []
+    for name in sets:
+        loaded = loader(name, args)()
+        for variant in variants:
+            rows += measure_set(name, variant, apply_variant(loaded, variant), args, config)
+    print(render(rows))
+    if args.json:
+        args.json.write_text(json.dumps([{**asdict(r), "margin": r.margin} for r in rows], indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
