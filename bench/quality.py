@@ -929,9 +929,10 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
             run.fallbacks += answer.mode != expected
             return answer.results
 
-        # The ranking is measured apart from the answer's size and the abstention bar: the shortest
-        # snippets, the largest budget, no min_share, so no ranked chunk is left out.
-        engine.searcher.query = settings.query.model_copy(update={"snippet_chars": MIN_SNIPPET_CHARS, "min_share": 0.0})
+        # The ranking is measured apart from the answer's size: the shortest snippets, the largest budget, so
+        # no ranked chunk is left out. The abstention bar (min_share) stays: it withholds whole answers, and a
+        # question it wrongly leaves unanswered counts as a miss.
+        engine.searcher.query = settings.query.model_copy(update={"snippet_chars": MIN_SNIPPET_CHARS})
         ranked = [
             await search(q.text, max_results=suite.fetch, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
             for q in ws.queries

@@ -9,7 +9,7 @@ Usage (from the repository root)::
 For each set x variant (``bench/variants.py``) it runs memdex's search in each mode exactly as
 ``bench/quality.py`` does (same workspaces, caches and judging) and measures the plain FTS5 floor on the
 same files with ``bench/tokenizers.py``'s ``unicode61`` candidate: one contentless ``porter unicode61`` row
-per file, the OR of the query's terms ranked by ``bm25()``. It prints one Markdown table (set, variant,
+per file, the OR of every word of the query (as unicode61 cuts it, stop words included) ranked by ``bm25()``. It prints one Markdown table (set, variant,
 mode, n, memdex nDCG@10, the floor, the margin to 3 decimals), then per mode the average over every set x
 variant and how many rows fall below their floor (a negative margin). A default is only sound when none does.
 

@@ -265,3 +265,12 @@ def test_keyword_scores_stay_within_zero_and_one(rank: float, text: str) -> None
         for score in (bm25_share(rank, weights), term_coverage(weights, text)):
             assert not math.isnan(score)
             assert 0.0 <= score <= 1.0
+
+
+def test_a_term_asked_more_than_once_is_counted_up_to_a_bound() -> None:
+    """BM25's query term frequency: a long question names its subject more than once."""
+    from memdex.memory_core.text.terms import MAX_REPEATS, term_repeats
+
+    asked = term_repeats("Retrieval of documents: how is retrieval evaluated, and why does retrieval fail? Retrieval!")
+    assert asked == {"retrieval": MAX_REPEATS, "documents": 1, "evaluated": 1, "fail": 1}
+    assert term_repeats("the a of") == {}

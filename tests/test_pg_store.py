@@ -30,6 +30,7 @@ from memdex.memory_core.stores.records import FileChange, FileState
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite import schema
 from memdex.memory_core.text.chunking import Chunk
+from memdex.memory_core.text.segments import index_text
 from memdex.memory_core.text.terms import query_terms
 from memdex.memory_core.textutil import sha256_hex
 
@@ -74,8 +75,10 @@ def _fill(ops: Any, conn: Any, corpus: dict[str, list[str]]) -> None:
         ops.replace_files(conn, [FileChange(path, "memory", FileState(path, 0, 0), _chunks(texts)) for path, texts in corpus.items()])
 
 
-def _ranking(ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFilter | None) -> list[tuple[str, int, float]]:
-    rows, _ = keyword_candidates(ops, conn, terms, limit, ops.counts(conn)[1], where)
+def _ranking(
+    ops: Any, conn: Any, terms: list[str], limit: int, where: SearchFilter | None, repeats: dict[str, int] | None = None
+) -> list[tuple[str, int, float]]:
+    rows, _ = keyword_candidates(ops, conn, terms, limit, ops.counts(conn)[1], where, repeats)
     return [(row.path, row.start_line, row.rank) for row in rows]
 
 
@@ -113,9 +116,11 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
         if rng.random() < 0.2:
             terms.append("postgres_url")
         assert pg_store.term_counts(pg, terms) == store.term_counts(lite, terms)
+        repeats = {term: rng.randint(1, 3) for term in terms}  # a term asked more than once weighs more
         for where in filters:
             for limit in (3, 10):
-                ours, theirs = _ranking(pg_store, pg, terms, limit, where), _ranking(store, lite, terms, limit, where)
+                ours = _ranking(pg_store, pg, terms, limit, where, repeats)
+                theirs = _ranking(store, lite, terms, limit, where, repeats)
                 assert [hit[:2] for hit in ours] == [hit[:2] for hit in theirs], (terms, where, limit)
                 assert all(abs(a[2] - b[2]) < 1e-9 for a, b in zip(ours, theirs, strict=True)), (terms, where)
                 compared += bool(theirs)
@@ -209,7 +214,7 @@ def _write_0001_layout(conn: Any, corpus: dict[str, list[str]]) -> None:
     tokens = 0
     with conn.raw.transaction():
         for path, line, text in texts:
-            postings = fts_tokens.doclists([1], [text], 1)
+            postings = fts_tokens.doclists([1], [index_text(text)], 1)
             cid = conn.execute(
                 "INSERT INTO memdex_chunks (index_id, path, source, start_line, end_line, hash, text, doc_len) "
                 "VALUES (%s, %s, 'memory', %s, %s, %s, %s, %s) RETURNING id",

@@ -6,7 +6,7 @@ ranks the OR of the terms it is given (:meth:`~..stores.base.StoreOps.keyword_se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..stores.base import StoreOps
@@ -17,7 +17,12 @@ from .scoring import TermWeights, rare_terms, weigh_terms
 
 def keyword_candidates(
     ops: StoreOps,
-    conn: Any, terms: Sequence[str], limit: int, total_chunks: int, where: SearchFilter | None = None
+    conn: Any,
+    terms: Sequence[str],
+    limit: int,
+    total_chunks: int,
+    where: SearchFilter | None = None,
+    repeats: Mapping[str, int] | None = None,
 ) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 for the OR of ``terms``, and ``terms`` weighed by rarity in the index,
     from one count per term (the counts serve the shortcut, the ranking and the weights).
@@ -27,13 +32,21 @@ def keyword_candidates(
     chunk that says "data" (counting a term's rows costs about a fifteenth of scoring them). BM25 and the
     counts are the whole index's either way; under a filter the shortcut is kept only when it filled
     ``limit`` allowed rows, else the full OR runs.
+
+    ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
+    times, as FTS5 does for a phrase OR-ed more than once, and the weights count it as often.
     """
+    times = repeats or {}
     if not terms:
         return [], weigh_terms(terms, {}, total_chunks)
     counts = ops.term_counts(conn, terms)
-    weights = weigh_terms(terms, counts, total_chunks)
+    weights = weigh_terms(terms, counts, total_chunks, times)
+
+    def asked(chosen: Sequence[str]) -> list[str]:
+        return [term for term in chosen for _ in range(times.get(term, 1))]
+
     if len(terms) > 1 and total_chunks >= 2 * limit and (rare := rare_terms(terms, counts, total_chunks, limit)):
-        rows = ops.keyword_search(conn, rare, limit, where, counts)
+        rows = ops.keyword_search(conn, asked(rare), limit, where, counts)
         if len(rows) == limit:
             return rows, weights
-    return ops.keyword_search(conn, terms, limit, where, counts), weights
+    return ops.keyword_search(conn, asked(terms), limit, where, counts), weights

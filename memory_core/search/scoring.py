@@ -47,14 +47,18 @@ class TermWeights:
     missing: float = 0.0  # the terms no chunk holds, each weighed as the rarest: what no chunk can answer
 
 
-def weigh_terms(terms: Sequence[str], counts: Mapping[str, int], total: int) -> TermWeights:
-    """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each; missing = none)."""
+def weigh_terms(
+    terms: Sequence[str], counts: Mapping[str, int], total: int, repeats: Mapping[str, int] | None = None
+) -> TermWeights:
+    """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each: missing = none), each
+    counted as often as the query asks for it (``repeats``, default once)."""
     held = [counts.get(term, 0) for term in terms]
+    times = [(repeats or {}).get(term, 1) for term in terms]
     return TermWeights(
         tuple(map(term_keys, terms)),
-        tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
-        sum(bm25_idf(rows, total) for rows in held if rows),
-        sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
+        tuple(n * coverage_idf(rows, total) if rows else 0.0 for rows, n in zip(held, times, strict=True)),
+        sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
+        sum(n * coverage_idf(1, total) for rows, n in zip(held, times, strict=True) if not rows) if total else 0.0,
     )
 
 

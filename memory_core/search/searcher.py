@@ -18,7 +18,7 @@ from ..models import Explanation, IndexStatus, SearchAnswer
 from ..stores.base import IndexOwner
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
-from ..text.terms import only_stop_words, query_terms
+from ..text.terms import only_stop_words, term_repeats
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
@@ -120,9 +120,10 @@ class Searcher:
         limit = request.limit
         depth = limit if self.reranker is None else max(limit, self.rerank.candidates)  # how many fused candidates to keep
         candidates = min(MAX_CANDIDATES, depth * q.candidate_multiplier)
-        terms = query_terms(request.text)
+        repeats = term_repeats(request.text)
+        terms = list(repeats)
         warnings = _index_warnings(status)
-        found, weights = await self._candidates(request, terms, candidates, status.chunks, vectors, warnings)
+        found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings)
         ranked: list[Ranked]
         if found.query_vector is None:
             if not terms:
@@ -159,15 +160,17 @@ class Searcher:
         return answer, found.from_ram
 
     async def _candidates(
-        self, request: SearchRequest, terms: list[str], k: int, chunks: int, vectors: bool, warnings: list[str]
+        self, request: SearchRequest, repeats: dict[str, int], k: int, chunks: int, vectors: bool, warnings: list[str]
     ) -> tuple[_Candidates, TermWeights]:
-        """Run the keyword side, the vector side and the named-file lookup side by side."""
+        """Run the keyword side (the query's terms, each as often as it is asked: ``repeats``), the vector side
+        and the named-file lookup side by side."""
         found = _Candidates()
+        terms = list(repeats)
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
         def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow]]:
-            rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where)
+            rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where, repeats)
             return rows, weights, self._named_chunks(conn, request.text, k, where)
 
         async def keyword_side() -> None:  # one trip to a reader for both lookups
