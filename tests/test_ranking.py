@@ -153,3 +153,17 @@ def test_a_long_question_is_answered_by_short_notes_that_each_hold_a_little_of_i
     notes = [row(n + 1, f"memory/{n}.md", f"- {words[2 * n]} and {words[2 * n + 1]}", -1.0 - n / 10) for n in range(8)]
     assert all(answer_share(weights, [note.text]) < 0.15 for note in notes)
     assert len(rank_keyword(notes, weights, 8, QuerySettings(), TODAY)) == 8
+
+
+def test_an_answer_made_of_common_words_of_a_query_on_another_topic_is_withheld() -> None:
+    """Ten query words, six of them nowhere in the memory: notes that together hold the four common ones
+    are no answer (no note answers 15% alone), though they would be for a query the memory knows."""
+    words = [f"word{n}" for n in range(10)]
+    known = dict.fromkeys(words[:4], 40)
+    weights = weigh_terms(words, known, 400)
+    notes = [row(n + 1, f"memory/{n}.md", f"- {words[n]} today", -1.0) for n in range(4)]
+    assert all(answer_share(weights, [note.text]) < 0.15 for note in notes)
+    assert answer_share(weights, [note.text for note in notes]) >= 0.15
+    assert rank_keyword(notes, weights, 6, QuerySettings(), TODAY) == []
+    everything_known = weigh_terms(words, dict.fromkeys(words, 40), 400)
+    assert len(rank_keyword(notes, everything_known, 6, QuerySettings(), TODAY)) == 4
