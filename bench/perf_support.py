@@ -28,12 +28,15 @@ import anyio
 import numpy as np
 
 from bench import workspace_gen
+from memdex import memory_core
 from memdex.memory_core import MemoryEngine, Settings, load_settings
 from memdex.memory_core.embeddings.base import EmbeddingProvider
 from memdex.memory_core.embeddings.factory import ProviderChoice, ProviderFactory, open_provider
+from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.db import driver
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+MEMDEX_ROOT = Path(memory_core.__file__).resolve().parents[1]  # the code measured: this tree unless run against another
 DEFAULT_MODEL = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-f16.gguf"
 DEFAULT_CACHE = REPO_ROOT / "bench" / ".cache"
 
@@ -136,6 +139,20 @@ def bench_settings(
     return load_settings(workspace=workspace, index_path=index, embedding=embedding, **overrides)
 
 
+def index_sizes(index: Path) -> dict[str, Any]:
+    """Bytes of a closed SQLite index: the file, its WAL (if any), its embedding cache file, the FTS5 index's
+    data blocks within the file; and its chunk count and characters."""
+    sizes = {name: Path(f"{index}{suffix}").stat().st_size if Path(f"{index}{suffix}").exists() else 0
+             for name, suffix in (("file_bytes", ""), ("wal_bytes", "-wal"), ("cache_file_bytes", ".cache"))}  # fmt: skip
+    conn = db.connect(index, readonly=True)
+    try:
+        fts = conn.execute("SELECT sum(length(block)) FROM chunks_fts_data").fetchone()[0]
+        chunks, chars = conn.execute("SELECT count(*), sum(length(text)) FROM chunks").fetchone()
+    finally:
+        conn.close()
+    return {**sizes, "fts_data_bytes": fts or 0, "chunks": chunks, "chunk_chars": chars or 0}
+
+
 def fresh_index(path: Path) -> Path:
     """``path`` with no index (and no WAL/SHM) left from an earlier run."""
     for suffix in ("", "-wal", "-shm"):
@@ -213,13 +230,18 @@ def _cache_entry(cache_dir: Path, name: str) -> Path:
     return cache_dir / f"{name}-{version}"
 
 
-def cached_workspace(cache_dir: Path, files: int, seed: int) -> Path:
+def _lang_tag(lang: str) -> str:
+    """'' for English (the cache names of before), else ``<lang>-``."""
+    return "" if lang == "en" else f"{lang}-"
+
+
+def cached_workspace(cache_dir: Path, files: int, seed: int, lang: str = "en") -> Path:
     """A generated ``files``-file workspace, written once and reused (callers must not modify it)."""
-    root = _cache_entry(cache_dir, f"ws-{files}f-s{seed}")
+    root = _cache_entry(cache_dir, f"ws-{_lang_tag(lang)}{files}f-s{seed}")
     marker = root / ".complete"
     if not marker.exists():
         shutil.rmtree(root, ignore_errors=True)
-        workspace_gen.write_workspace(root, files=files, seed=seed)
+        workspace_gen.write_workspace(root, files=files, seed=seed, lang=lang)
         marker.write_text("ok\n")
     return root
 
@@ -235,7 +257,7 @@ class Store:
 
 
 async def cached_store(
-    cache_dir: Path, chunks: int, seed: int, model: Path, window_tokens: int = 0
+    cache_dir: Path, chunks: int, seed: int, model: Path, window_tokens: int = 0, lang: str = "en"
 ) -> tuple[Store, float | None]:
     """A workspace of about ``chunks`` chunks, indexed with synthetic vectors of the model's size
     (one per part with ``window_tokens``).
@@ -244,13 +266,14 @@ async def cached_store(
     go through the engine's own write path, so the index looks like a real one, embedding cache
     included; only the numbers in the vectors are random.
     """
-    root = _cache_entry(cache_dir, f"store-{chunks}c-s{seed}" + (f"-w{window_tokens}" if window_tokens else ""))
+    name = f"store-{_lang_tag(lang)}{chunks}c-s{seed}" + (f"-w{window_tokens}" if window_tokens else "")
+    root = _cache_entry(cache_dir, name)
     workspace, index, marker = root / "workspace", root / "index.sqlite", root / "store.json"
     if marker.exists():
         info = json.loads(marker.read_text())
         return Store(workspace, index, info["files"], info["chunks"]), None
     shutil.rmtree(root, ignore_errors=True)
-    generated = workspace_gen.write_workspace(workspace, chunks=chunks, seed=seed)
+    generated = workspace_gen.write_workspace(workspace, chunks=chunks, seed=seed, lang=lang)
     settings = bench_settings(workspace, index, "local", model, window_tokens)
     async with MemoryEngine(settings, background_sync=False, provider_factory=synthetic_documents()) as engine:
         report = await engine.sync()
@@ -281,8 +304,10 @@ def machine_info() -> dict[str, Any]:
         "sqlite_vec": drv.vec_version or f"unavailable: {drv.vec_error}",
         "llama_cpp_python": _version("llama_cpp_python"),
         "mcp": _version("mcp"),
-        "memdex_commit": _git("rev-parse", "--short", "HEAD"),
-        "memdex_dirty_files": len((_git("status", "--porcelain") or "").splitlines()),
+        "memdex_code": str(MEMDEX_ROOT),
+        "memdex_commit": _git(MEMDEX_ROOT, "rev-parse", "--short", "HEAD"),
+        "memdex_dirty_files": len((_git(MEMDEX_ROOT, "status", "--porcelain") or "").splitlines()),
+        "bench_commit": _git(REPO_ROOT, "rev-parse", "--short", "HEAD"),
     }
 
 
@@ -303,9 +328,9 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _git(*args: str) -> str | None:
+def _git(repo: Path, *args: str) -> str | None:
     try:
-        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
