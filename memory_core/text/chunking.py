@@ -50,6 +50,8 @@ class _Piece:
 
 def text_cost(text: str) -> int:
     """Weighted length: one per character, four per CJK character."""
+    if text.isascii():
+        return len(text)
     return len(text) + (CHARS_PER_TOKEN - 1) * len(_CJK.findall(text))
 
 
@@ -69,21 +71,21 @@ def _chunk(pieces: list[_Piece], max_cost: int, overlap_cost: int, current: list
     chunks: list[Chunk] = []
     current = list(current or [])
     carried = len(current)  # leading pieces of `current` repeated from the previous chunk
-
-    def size(pieces: list[_Piece]) -> int:
-        return sum(p.cost for p in pieces)
+    size = sum(p.cost for p in current)  # of `current`, kept as it changes
 
     for piece in pieces:
-        while current and size(current) + piece.cost > max_cost:
+        while current and size + piece.cost > max_cost:
             if carried == len(current):  # only overlap left and it does not fit: drop it
-                current, carried = [], 0
+                current, carried, size = [], 0, 0
                 break
             cut = _best_cut(current, carried, max_cost)
             emitted = current[:cut]
             chunks.append(_make_chunk(emitted))
             tail = _overlap_tail(emitted, overlap_cost)
             current, carried = tail + current[cut:], len(tail)
+            size = sum(p.cost for p in current)
         current.append(piece)
+        size += piece.cost
     if len(current) > carried:
         chunks.append(_make_chunk(current))
     return [c for c in chunks if c.text.strip()]
@@ -147,15 +149,17 @@ def _span_of(pieces: list[_Piece], mark: ChunkMark) -> tuple[int, int] | None:
 def _pieces(text: str, max_cost: int, first_line: int = 1) -> list[_Piece]:
     pieces: list[_Piece] = []
     for number, line in enumerate(split_lines(text), start=first_line):
+        cost = text_cost(line)
+        if cost <= max_cost - 1:
+            pieces.append(_Piece(number, line, cost + 1))
+            continue
         for segment in _split_long_line(line, max_cost - 1):
             pieces.append(_Piece(number, segment, text_cost(segment) + 1))
     return pieces
 
 
 def _split_long_line(line: str, limit: int) -> list[str]:
-    """Split one line into segments whose weighted cost is at most ``limit``, preferring spaces."""
-    if text_cost(line) <= limit:
-        return [line]
+    """Split a line longer than ``limit`` (weighted) into segments of at most ``limit``, preferring spaces."""
     segments: list[str] = []
     start, cost = 0, 0
     last_space = -1
