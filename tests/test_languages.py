@@ -130,7 +130,7 @@ async def test_an_index_built_with_other_keyword_terms_is_rebuilt_from_the_cache
             assert engine.vectors_ready
     embedded = factory.provider.texts_embedded
     assert embedded > 0
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
         async with make_engine(provider_factory=factory) as engine:
             await engine.sync()
             answer = await engine.search("咖啡")

@@ -162,13 +162,13 @@ async def test_an_index_from_before_keyword_terms_for_every_script_is_rebuilt_fr
     factory = HashFactory()
     embedded = await build(make_engine, factory)
     _as_before_keyword_terms(index_path)
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
         async with make_engine(provider_factory=factory, embedding={"provider": "none"}) as engine:
             answer = await engine.search("咖啡")  # the migrated live index, before any sync
             assert [hit.path for hit in answer.results] == ["memory/2026-07-02.md"]
     assert any("0003_keyword_terms_for_every_script" in r.getMessage() for r in caplog.records)
     caplog.clear()
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
         async with make_engine(provider_factory=factory) as engine:
             await engine.sync()
             identity = await engine.index.read(engine.index.ops.read_meta, "identity")

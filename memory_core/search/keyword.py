@@ -34,7 +34,7 @@ def keyword_candidates(
     ``limit`` allowed rows, else the full OR runs.
 
     ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
-    times, as FTS5 does for a phrase OR-ed more than once, and the weights count it as often.
+    times, as FTS5 does for a phrase OR-ed more than once (:func:`.scoring.weigh_terms` scales its figure alike).
     """
     times = repeats or {}
     if not terms:
