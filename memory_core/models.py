@@ -54,7 +54,7 @@ class Hit(_Answer):
     vector_score: float | None = Field(None, description="semantic (embedding) part of the score")
     snippet: str = Field(description="the chunk's lines that best match the query (the whole chunk when it is short)")
     source: Literal["memory", "sessions"] = "memory"
-    hash: str | None = Field(None, description="the file's content hash now (memory_edit's expectedHash); null for transcripts")
+    hash: str | None = Field(None, description="the file's content hash as indexed (memory_edit's expectedHash); null for transcripts")
     explain: Explanation | None = Field(None, description="why this hit ranks here (only with explain)")
 
 

@@ -99,6 +99,8 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
             ops.replace_files(conn, [FileChange("notes/misc.md", "memory", FileState("x", 1, 1), _chunks(corpus["notes/misc.md"]))])
             ops.delete_files(conn, ["memory/2026-01-10.md"])
     assert store.counts(lite) == pg_store.counts(pg)
+    asked = [*corpus, "memory/2026-01-10.md", "nowhere.md"]  # one deleted, one never indexed
+    assert pg_store.file_hashes(pg, asked) == store.file_hashes(lite, asked) == {p: "x" if p == "notes/misc.md" else p for p in corpus if p != "memory/2026-01-10.md"}
     check_consistent(pg.raw)
 
     rng = random.Random(11)

@@ -194,6 +194,13 @@ def file_paths(conn: PgConn) -> list[str]:
     return [r[0] for r in conn.execute("SELECT path FROM memdex_files WHERE index_id = %s ORDER BY path", (conn.index_id,))]
 
 
+def file_hashes(conn: PgConn, paths: Sequence[str]) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT path, hash FROM memdex_files WHERE index_id = %s AND path = ANY(%s)", (conn.index_id, list(paths))
+    )
+    return {r[0]: r[1] for r in rows}
+
+
 def chunks_of(conn: PgConn, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
     """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
     if not paths:

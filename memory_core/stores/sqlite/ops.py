@@ -161,6 +161,11 @@ def file_paths(conn: Any) -> list[str]:
     return [row[0] for row in conn.execute("SELECT path FROM files ORDER BY path")]
 
 
+def file_hashes(conn: Any, paths: Sequence[str]) -> dict[str, str]:
+    marks = ",".join("?" * len(paths))
+    return dict(conn.execute(f"SELECT path, hash FROM files WHERE path IN ({marks})", list(paths)).fetchall()) if paths else {}
+
+
 def chunks_of(conn: Any, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
     """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
     if not paths:
