@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     .venv/bin/python bench/robustness.py [--sets cisi,scifact,locomo,cmrc,jsquad] [--variants full,titles,q3,typo]
-        [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--limit-queries N] [--limit-conversations N]
+        [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--window-tokens N] [--limit-queries N]
+        [--limit-conversations N]
         [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json]
 
 For each set x variant (``bench/variants.py``) it runs memdex's search in each mode exactly as
@@ -138,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="as bench/quality.py's; repeatable (default: keyword)")  # fmt: skip
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="GGUF model of the embedding modes")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default: %(default)s)")
+    parser.add_argument("--window-tokens", type=int, metavar="N",
+                        help="embedding.window_tokens of the embedding modes (default: memdex's), as bench/quality.py's")  # fmt: skip
     parser.add_argument("--limit-queries", type=int, metavar="N", help="document sets: only the first N queries")
     parser.add_argument("--limit-conversations", type=int, metavar="N", help="LoCoMo: only the first N chats")
     parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
@@ -153,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown := [name for name in sets if name not in SETS]:
         parser.error(f"unknown set(s) {', '.join(unknown)}: use {', '.join(SETS)}")
     model = args.model.expanduser().resolve()
-    config = RunConfig(cache_dir=args.cache_dir.resolve(), model=model, threads=args.threads)
+    config = RunConfig(cache_dir=args.cache_dir.resolve(), model=model, threads=args.threads,
+                       window_tokens=args.window_tokens)  # fmt: skip
     rows: list[Row] = []
     for name in sets:
         loaded = loader(name, args)()
