@@ -29,20 +29,21 @@ def english_only(model: str) -> bool:
 def reads_query(model: str, query: str) -> bool:
     """False when ``model`` reads only English and most of ``query``'s letters are in other scripts: its vector
     would rank notes at random (JSQuAD through an English-only model: hybrid nDCG@10 0.62 against keyword 0.93)."""
-    if not english_only(model):
-        return True
-    letters = letters_by_script(query)
-    return sum(letters.values()) - letters.get("Latin", 0) <= _SHARE * sum(letters.values())
+    return not english_only(model) or not _mostly_other_scripts(letters_by_script(query))
+
+
+def _mostly_other_scripts(letters: Counter[str]) -> bool:
+    """True when more than :data:`_SHARE` of ``letters`` (counts by script) are not Latin."""
+    total = sum(letters.values())
+    return total - letters.get("Latin", 0) > _SHARE * total
 
 
 def script_warning(model: str, letters: Counter[str]) -> str | None:
     """A warning when ``model`` reads only English and most of ``letters`` (counts by script) are not Latin."""
+    if not english_only(model) or not _mostly_other_scripts(letters):
+        return None
     total = sum(letters.values())
-    if not total or not english_only(model):
-        return None
-    script, count = max(((name, n) for name, n in letters.items() if name != "Latin"), key=lambda x: x[1], default=("", 0))
-    if total - letters.get("Latin", 0) <= _SHARE * total:
-        return None
+    script, count = max(((name, n) for name, n in letters.items() if name != "Latin"), key=lambda x: x[1])
     return (
         f"{100 * count / total:.0f}% of the memory's letters are {script}, but the embedding model {model} was "
         "trained on English only: its vectors add noise to those searches. Use a multilingual model (the "

@@ -68,10 +68,7 @@ def weigh_terms(
 def term_coverage(weights: TermWeights, text: str) -> float:
     """The share of the query's term weight that ``text`` holds (each term once; plural forms match)."""
     total = sum(weights.weights)
-    if total <= 0:
-        return 0.0
-    present = stems(text)
-    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present) / total
+    return _held(weights, stems(text)) / total if total > 0 else 0.0
 
 
 def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
@@ -80,10 +77,12 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     with the memory scores low (coverage leaves them out so that a typo does not lower every score). An
     answer of several short notes can answer a long question that none of them answers alone."""
     total = sum(weights.weights) + weights.missing
-    if total <= 0:
-        return 0.0
-    present = frozenset[str]().union(*map(stems, texts))
-    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present) / total
+    return _held(weights, frozenset[str]().union(*map(stems, texts))) / total if total > 0 else 0.0
+
+
+def _held(weights: TermWeights, present: frozenset[str]) -> float:
+    """The weight of the query terms whose match keys are all in ``present``."""
+    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present)
 
 
 def bm25_strength(rank: float) -> float:

@@ -164,11 +164,12 @@ def _cut_line(line: str, scorer: LineScorer, max_chars: int) -> str:
     first query term."""
     sentences = [piece for piece in _SENTENCE.findall(line) if piece]
     scores = [scorer.score(sentence) for sentence in sentences]
-    costs = [text_cost(sentence) for sentence in sentences]
-    first, last = _best_run(scores, [cost + 1 for cost in costs], max_chars - 2)  # room for two ellipses
-    if costs[first] > max_chars - 2:
+    costs = [text_cost(sentence) + 1 for sentence in sentences]  # + 1: the separator the run helpers count
+    room = max_chars - 2  # for two ellipses
+    first, last = _best_run(scores, costs, room)
+    if costs[first] - 1 > room:
         return _cut_sentence(line, scorer, max_chars)
-    first, last = _widen([cost + 1 for cost in costs], first, last, max_chars - 2)
+    first, last = _widen(costs, first, last, room)
     text = "".join(sentences[first : last + 1]).strip()
     return (ELLIPSIS if first > 0 else "") + text + (ELLIPSIS if last < len(sentences) - 1 else "")
 

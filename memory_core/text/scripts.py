@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .segments import CJK_LETTERS, HANGUL_LETTERS
+
 # Scripts an embedding model may or may not have been trained on, by letter ranges; other letters count as
 # "other". Latin covers English and the accented European languages.
 SCRIPTS: dict[str, str] = {
     "Latin": "A-Za-z\u00c0-\u024f\u1e00-\u1eff",
-    "Chinese/Japanese": "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f",
-    "Korean": "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e",
+    "Chinese/Japanese": CJK_LETTERS,
+    "Korean": HANGUL_LETTERS,
     "Cyrillic": "\u0400-\u04ff",
     "Greek": "\u0370-\u03ff",
     "Arabic": "\u0600-\u06ff",
