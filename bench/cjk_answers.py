@@ -38,6 +38,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/cjk_answers.py` works wit
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.quality import (  # noqa: E402 - after the path fix above
+    _JSQUAD_QUESTION,
     BASE_MODES,
     DEFAULT_EVAL_DIR,
     DEFAULT_MODEL,
@@ -71,7 +72,7 @@ def gold_answers(eval_dir: Path, name: str) -> dict[str, list[str]]:
         for paragraph in article["paragraphs"]:
             answerable = [q for q in paragraph["qas"] if not q.get("is_impossible")]
             if answerable:
-                doc_id = re.sub(r"q\d+$", "", str(answerable[0]["id"]))
+                doc_id = _JSQUAD_QUESTION.sub("", str(answerable[0]["id"]))  # as load_jsquad names it
                 answers[doc_id] = [str(a["text"]) for a in answerable[0]["answers"]]
     return answers
 
