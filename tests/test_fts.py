@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from memdex.memory_core.search.scoring import bm25_idf, bm25_share, coverage_idf, term_coverage, weigh_terms
+from memdex.memory_core.search.scoring import bm25_idf, bm25_share, coverage_idf, soft_cap, term_coverage, weigh_terms
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.ops import match_expression
 from memdex.memory_core.text.segments import index_text
@@ -248,13 +249,36 @@ def test_bm25_share_is_one_for_each_term_once_at_average_length(fts: Any) -> Non
     assert bm25_share(rank, weights) == pytest.approx(1.0, abs=1e-4)
 
 
-def test_bm25_share_is_zero_without_a_match_or_a_scale_and_capped_at_one() -> None:
+def test_bm25_share_is_zero_without_a_match_or_a_scale_and_grows_with_bm25() -> None:
     weights = weigh_terms(CHAT, CHAT_COUNTS, 100)
     assert bm25_share(0.0, weights) == 0.0 and bm25_share(2.5, weights) == 0.0
-    assert bm25_share(-1e9, weights) == 1.0
-    assert bm25_share(-5.0, weigh_terms(["like"], {"like": 70}, 100)) == 0.0  # only floored terms: no scale
-    shares = [bm25_share(-x, weights) for x in (0.1, 1.0, 3.0, 6.0)]
+    assert bm25_share(-5.0, weigh_terms(["like"], {"like": 70}, 100)) == 0.0  # only floored terms, no text: no scale
+    shares = [bm25_share(-x, weights) for x in (0.1, 1.0, 3.0, 6.0, 20.0)]
     assert all(a < b for a, b in zip(shares, shares[1:])), shares
+    scores = [soft_cap(share) for share in shares]
+    assert all(a < b < 1.0 for a, b in zip(scores, scores[1:])), scores  # no cap ties the strong matches
+
+
+def test_common_terms_are_scored_by_their_frequency_and_the_chunks_length() -> None:
+    """In a small folder FTS5 gives every term an IDF of 1e-6; bm25_share scores such terms itself: a note
+    that repeats them beats one that holds them once, a short note one that mentions them in a long one."""
+    weights = replace(weigh_terms(["postgresql", "bob"], {"postgresql": 3, "bob": 2}, 3), average_length=10.0)
+    assert weights.common == (True, True)
+    tiny = -1e-6  # what FTS5's bm25() gives such chunks
+    once = bm25_share(tiny, weights, "bob met the team about postgresql limits today at noon")
+    often = bm25_share(tiny, weights, "bob runs postgresql: postgresql upgrades and postgresql tuning")
+    short = bm25_share(tiny, weights, "bob: postgresql")
+    long = bm25_share(tiny, weights, "bob and postgresql " + "and many other things besides " * 5)
+    assert long < once < often and once < short
+    assert once == pytest.approx(1.0, abs=0.05)  # each term once at about the average length
+    assert bm25_share(tiny, weights, "nothing here") == pytest.approx(0.0, abs=1e-5)
+
+
+def test_soft_cap_keeps_shares_up_to_a_half_and_stays_below_one() -> None:
+    assert [soft_cap(x) for x in (0.0, 0.2, 0.35, 0.5)] == [0.0, 0.2, 0.35, 0.5]  # min_score reads these
+    capped = [soft_cap(x) for x in (0.6, 1.0, 1.5, 2.2, 10.0)]
+    assert all(0.5 < a < b <= 1.0 for a, b in zip(capped, capped[1:])), capped
+    assert soft_cap(2.2) < 1.0
 
 
 @pytest.mark.parametrize("rank", [10.0, 0.0, -1e-12, -0.3, -1.0, -12.0, -1e3, -1e9])
@@ -262,7 +286,7 @@ def test_bm25_share_is_zero_without_a_match_or_a_scale_and_capped_at_one() -> No
 def test_keyword_scores_stay_within_zero_and_one(rank: float, text: str) -> None:
     for total in (0, 1, 4, 100, 10**6):
         weights = weigh_terms(CHAT, {t: min(n, total) for t, n in CHAT_COUNTS.items()}, total)
-        for score in (bm25_share(rank, weights), term_coverage(weights, text)):
+        for score in (soft_cap(bm25_share(rank, weights, text)), term_coverage(weights, text)):
             assert not math.isnan(score)
             assert 0.0 <= score <= 1.0
 

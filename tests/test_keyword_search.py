@@ -96,5 +96,5 @@ def test_a_tiny_memory_still_gets_meaningful_keyword_scores(tmp_path: Path) -> N
     assert all(row.rank > -1e-5 for row in rows)
     hits = rank_keyword(rows, weights, 5, QuerySettings(), dt.date(2026, 1, 1))
     assert [h.row.start_line for h in hits] == [1, 2]
-    assert hits[0].score == 1.0 and 0.1 < hits[1].score < 0.5  # 'backup' is in both chunks: it weighs less
+    assert 0.8 < hits[0].score < 1.0 and 0.1 < hits[1].score < 0.5  # 'backup' is in both chunks: it weighs less
     conn.close()

@@ -327,3 +327,25 @@ async def test_a_query_of_common_words_only_says_so_instead_of_matching_everythi
         assert "only common words (the, a, of)" in answer["warning"]
         cjk = (await client.call_tool("memory_search", {"query": "什么"})).structured_content
         assert cjk is not None and cjk["results"] == [] and "only common words (什么)" in cjk["warning"]
+
+
+async def test_scores_in_a_small_folder_tell_a_strong_match_from_a_passing_mention(tmp_path: Path) -> None:
+    """Three notes all hold 'postgresql', so FTS5's IDF for it is 1e-6 (a cap at 1.0 tied them all): the note
+    about it scores highest, a short note next, a long note that names it once in passing lowest, all below 1."""
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text(
+        "# People\n\n- Bob owns the PostgreSQL cluster, PostgreSQL upgrades and PostgreSQL tuning.\n", encoding="utf-8"
+    )
+    (workspace / "memory" / "2026-11-20.md").write_text("# 2026-11-20\n\n- Met Bob about PostgreSQL.\n", encoding="utf-8")
+    filler = "the cafeteria menu, the weather, a long commute, office plants, new chairs and printers that jam, "
+    (workspace / "memory" / "2026-11-21.md").write_text(
+        f"# 2026-11-21\n\n- Deployed billing v2. Other notes: {filler * 4}and also PostgreSQL.\n", encoding="utf-8"
+    )
+    async with connected(workspace) as client:
+        answer = (await client.call_tool("memory_search", {"query": "postgresql"})).structured_content
+    assert answer is not None and answer["mode"] == "keyword"
+    hits = [(hit["path"], hit["score"]) for hit in answer["results"]]
+    assert [path for path, _ in hits] == ["MEMORY.md", "memory/2026-11-20.md", "memory/2026-11-21.md"], hits
+    scores = [score for _, score in hits]
+    assert 1.0 > scores[0] > scores[1] > scores[2] > 0.5, hits

@@ -8,7 +8,7 @@ import pytest
 
 from memdex.memory_core.config_sections import QuerySettings
 from memdex.memory_core.search.ranking import decay, keyword_score, rank_hybrid, rank_keyword
-from memdex.memory_core.search.scoring import TermWeights, answer_share, weigh_terms
+from memdex.memory_core.search.scoring import TermWeights, answer_share, soft_cap, weigh_terms
 from memdex.memory_core.stores.records import ChunkRow
 
 TODAY = dt.date(2026, 6, 30)
@@ -30,21 +30,23 @@ def test_weighted_fusion_combines_normalised_weights() -> None:
     q = QuerySettings(vector_weight=0.35, text_weight=0.15)  # normalises to 0.7 / 0.3
     hits = rank_hybrid(keyword, vector, weigh(["alpha", "beta"]), 5, 0.0, q, TODAY)
     by_path = {h.path: h for h in hits}
-    assert by_path["a.md"].vector_score == pytest.approx(0.8) and by_path["a.md"].text_score == 1.0
-    assert by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)
+    assert by_path["a.md"].vector_score == pytest.approx(0.8)
+    assert by_path["a.md"].text_score == soft_cap(1.0)  # coverage: both terms
+    assert by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)  # the fused keyword side: coverage 1
     assert by_path["b.md"].score == pytest.approx(0.7 * 0.9) and by_path["b.md"].text_score is None
 
 
 def test_fusion_still_orders_strong_keyword_matches_whose_shares_both_reach_1() -> None:
-    """A long query's two strong keyword matches both hold its whole share (text score 1.0), but one
-    matches far better (bm25 -60 against -23): at 0.2/0.8 it stays first although the other's vector is
-    a little closer. (With the capped share in the sum, the vector alone decided: CISI lost 0.044 nDCG@10.)"""
+    """A long query's two strong keyword matches both hold more than its whole share, but one matches far
+    better (bm25 -60 against -23): at 0.2/0.8 it stays first although the other's vector is a little closer.
+    (With the capped share in the sum, the vector alone decided: CISI lost 0.044 nDCG@10.) Their text scores
+    say so too (a cap at 1.0 tied them)."""
     terms = ["ferns", "moss", "lichen", "spores", "canopy", "humidity"]
     keyword = [row(1, "strong.md", "ferns moss", -60.0), row(2, "weaker.md", "lichen spores", -23.0)]
     vector = [row(2, "weaker.md", "lichen spores", 0.45), row(1, "strong.md", "ferns moss", 0.50)]
     hits = rank_hybrid(keyword, vector, weigh(terms), 5, 0.0, QuerySettings(), TODAY)
-    assert [h.text_score for h in hits] == [1.0, 1.0]
     assert [h.path for h in hits] == ["strong.md", "weaker.md"]
+    assert 0.8 < hits[1].text_score < hits[0].text_score < 1.0  # type: ignore[operator]
 
 
 def test_min_score_keeps_what_either_side_scores_high_enough() -> None:
@@ -122,11 +124,12 @@ def test_chunks_with_rare_terms_outrank_ties_on_common_words() -> None:
 
 
 def test_keyword_scores_weigh_bm25_against_the_querys_own_idf() -> None:
-    """A chunk holding every term once at average length scores 1; BM25 above that is capped at 1."""
+    """A chunk holding every term once at average length has the share 1; BM25 above that scores higher, below
+    1 (:func:`soft_cap`); a share up to 0.5 is the score."""
     weights = weigh(["kafka", "lag"], rows=5)  # FTS5's IDF: log(95.5 / 5.5) each
     full = weights.bm25_scale
-    assert keyword_score(row(1, "a.md", "kafka lag", -full), weights) == pytest.approx(1.0)
-    assert keyword_score(row(2, "b.md", "kafka kafka kafka", -1.5 * full), weights) == 1.0
+    assert keyword_score(row(1, "a.md", "kafka lag", -full), weights) == pytest.approx(soft_cap(1.0))
+    assert soft_cap(1.0) < keyword_score(row(2, "b.md", "kafka kafka kafka", -1.5 * full), weights) < 1.0
     assert keyword_score(row(3, "c.md", "kafka", -0.3 * full), weights) == pytest.approx(0.5)  # coverage wins
 
 

@@ -7,12 +7,13 @@ ranks the OR of the terms it is given (:meth:`~..stores.base.StoreOps.keyword_se
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..stores.base import StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import ChunkRow
-from .scoring import TermWeights, rare_terms, weigh_terms
+from .scoring import TermWeights, rare_terms, text_length, weigh_terms
 
 
 def keyword_candidates(
@@ -33,6 +34,9 @@ def keyword_candidates(
     counts are the whole index's either way; under a filter the shortcut is kept only when it filled
     ``limit`` allowed rows, else the full OR runs.
 
+    The candidates' mean length is BM25's average length for the common terms scored in Python
+    (:func:`.scoring.bm25_share`); only counted when the query has such a term.
+
     ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
     times, as FTS5 does for a phrase OR-ed more than once (:func:`.scoring.weigh_terms` scales its figure alike).
     """
@@ -45,8 +49,11 @@ def keyword_candidates(
     def asked(chosen: Sequence[str]) -> list[str]:
         return [term for term in chosen for _ in range(times.get(term, 1))]
 
+    rows: list[ChunkRow] = []
     if len(terms) > 1 and total_chunks >= 2 * limit and (rare := rare_terms(terms, counts, total_chunks, limit)):
         rows = ops.keyword_search(conn, asked(rare), limit, where, counts)
-        if len(rows) == limit:
-            return rows, weights
-    return ops.keyword_search(conn, asked(terms), limit, where, counts), weights
+    if len(rows) < limit:
+        rows = ops.keyword_search(conn, asked(terms), limit, where, counts)
+    if not (rows and any(weights.common)):
+        return rows, weights
+    return rows, replace(weights, average_length=sum(text_length(row.text) for row in rows) / len(rows))

@@ -16,7 +16,7 @@ from ..config_sections import QuerySettings
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
 from ..text.terms import stems
-from .scoring import TermWeights, answer_share, bm25_share, bm25_strength, term_coverage
+from .scoring import TermWeights, answer_share, bm25_share, bm25_strength, soft_cap, term_coverage
 
 
 @dataclass(frozen=True)
@@ -34,15 +34,17 @@ class Ranked:
 
 
 def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
-    """How much of the query the chunk holds, 0..1, each term weighed by its rarity: the larger of two views.
+    """How much of the query the chunk holds, and how strongly, 0..1, each term weighed by its rarity: the
+    larger of two views, through :func:`.scoring.soft_cap`.
 
-    BM25 share: FTS5's bm25 over that of a chunk holding every term once at average length, so word
-    counts and chunk length count; but FTS5 floors the IDF of a term in half the chunks or more to
-    ~0, so in a small workspace it says little. Coverage: the IDF-weighted share of the terms the
-    chunk contains, with an IDF that never reaches 0, so "like" or "made" weigh little and "turtles"
-    much. Both are shares of the query's IDF, so they compare without rescaling.
+    BM25 share: BM25 over that of a chunk holding every term once at average length, so word counts and
+    chunk length count (FTS5's for the terms it weighs, the common ones scored in Python:
+    :func:`.scoring.bm25_share`). Coverage: the IDF-weighted share of the terms the chunk contains, with an
+    IDF that never reaches 0, so "like" or "made" weigh little and "turtles" much. Both are shares of the
+    query's IDF, so they compare without rescaling. The soft cap keeps shares up to 0.5 as they are (the
+    ``min_score`` bar reads them) and keeps the hits that answer the whole query apart, below 1.
     """
-    return max(bm25_share(row.rank, weights), term_coverage(weights, row.text))
+    return soft_cap(max(bm25_share(row.rank, weights, row.text), term_coverage(weights, row.text)))
 
 
 def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:

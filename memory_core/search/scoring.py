@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text.terms import stems, term_keys
+from ..text.terms import key_counts, stems, term_keys
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -45,6 +45,9 @@ class TermWeights:
     weights: tuple[float, ...]  # each term's coverage_idf; 0 for a term no chunk holds
     bm25_scale: float  # FTS5's IDF summed over the held terms: bm25 of a chunk with each once, average length
     missing: float = 0.0  # the terms no chunk holds, each weighed as the rarest: what no chunk can answer
+    repeats: tuple[int, ...] = ()  # how often the query asks for each term (BM25's query term frequency)
+    average_length: float = 0.0  # the candidates' mean length in terms: BM25's length normalisation
+    common: tuple[bool, ...] = ()  # whether each term is in half the chunks or more (FTS5's IDF is 1e-6 there)
 
 
 def weigh_terms(
@@ -62,7 +65,17 @@ def weigh_terms(
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
         sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
+        tuple(times),
+        common=tuple(2 * rows >= total and rows > 0 for rows in held),
     )
+
+
+K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, FTS5's values
+
+
+def text_length(text: str) -> int:
+    """How many keyword terms ``text`` is indexed by: BM25's document length."""
+    return key_counts(text).total()
 
 
 def term_coverage(weights: TermWeights, text: str) -> float:
@@ -92,8 +105,32 @@ def bm25_strength(rank: float) -> float:
     return strength / (1.0 + strength)
 
 
-def bm25_share(rank: float, weights: TermWeights) -> float:
-    """An FTS5 ``bm25()`` value (negative; lower is better) as a share of ``weights.bm25_scale``, at most 1."""
-    if rank >= 0 or weights.bm25_scale <= 0:
-        return 0.0
-    return min(1.0, -rank / weights.bm25_scale)
+def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
+    """BM25 as a share of a chunk holding each query term once at average length (1 there; up to K1 + 1).
+
+    FTS5's ``bm25()`` (``rank``: negative, lower is better) scores the terms it weighs. To a term in half the
+    chunks or more it gives an IDF of 1e-6, so in a small folder, where nearly every word is that common, it
+    cannot tell a note that repeats the query from one that mentions it once in passing. Those terms are
+    scored here, from ``text``: BM25's term frequency and length parts, over the match keys, with coverage's
+    IDF (never 0). Ranking on large sets is FTS5's, whose porter stems match more than the match keys do.
+    """
+    held = -rank if rank < 0 else 0.0
+    total = weights.bm25_scale
+    if text and any(weights.common):
+        counts = key_counts(text)
+        length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
+        saturation = K1 * (1.0 - B + B * length)
+        for keys, weight, times, common in zip(weights.keys, weights.weights, weights.repeats, weights.common):
+            if common:
+                total += times * weight
+                if tf := min((counts[key] for key in keys), default=0):
+                    held += times * weight * tf * (K1 + 1.0) / (tf + saturation)
+    return held / total if total > 0 else 0.0
+
+
+def soft_cap(share: float) -> float:
+    """A share of the query as a score below 1: unchanged up to 0.5, then closing on 1 ever more slowly, so
+    hits that answer the whole query still differ by how strongly they hold it (a cap at 1 tied them)."""
+    if share <= 0.5:
+        return share
+    return 1.0 - 0.5 * math.exp(-2.0 * (share - 0.5))
