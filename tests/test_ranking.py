@@ -148,6 +148,18 @@ def test_a_query_on_another_topic_gets_no_keyword_answer() -> None:
     assert keyword_score(show, weights) > 0.15  # the score alone would have kept it
 
 
+def test_a_short_query_on_the_memorys_own_topic_is_answered_though_its_words_are_common() -> None:
+    """A chat about Gina's dance studio: 'gina' is in every chunk, 'dance' in most, 'receive' in none. The held
+    words weigh almost nothing, so no share reaches min_share; but the answer holds two of the three words, and
+    stands. Holding one of the three it is withheld, as for a query on another topic."""
+    weights = weigh_terms(["gina", "receive", "dance"], {"gina": 46, "dance": 39}, 46)
+    hit = row(1, "memory/s3.md", "Gina: the dance studio got its first award", -1e-6)
+    assert answer_share(weights, [hit.text]) < 0.15
+    assert len(rank_keyword([hit], weights, 5, QuerySettings(), TODAY)) == 1
+    other = weigh_terms(["gina", "receive", "trophy"], {"gina": 46, "trophy": 1}, 46)  # the trophy: elsewhere
+    assert rank_keyword([hit], other, 5, QuerySettings(), TODAY) == []
+
+
 def test_a_long_question_is_answered_by_short_notes_that_each_hold_a_little_of_it() -> None:
     """Sixteen query words, each note holds two: no note answers 15% of the question alone, the answer as a
     whole does, so every note is returned (a per-note cut returned nothing)."""

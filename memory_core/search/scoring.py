@@ -93,6 +93,12 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     return _held(weights, frozenset[str]().union(*map(stems, texts))) / total if total > 0 else 0.0
 
 
+def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
+    """How many of the query's terms ``texts`` hold between them (each once, whatever its weight)."""
+    present = frozenset[str]().union(*map(stems, texts))
+    return sum(1 for keys in weights.keys if keys <= present)
+
+
 def _held(weights: TermWeights, present: frozenset[str]) -> float:
     """The weight of the query terms whose match keys are all in ``present``."""
     return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present)
