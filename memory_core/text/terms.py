@@ -86,12 +86,13 @@ def term_keys(term: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
-def key_counts(text: str) -> Counter[str]:
-    """How often ``text`` holds each match key of the terms it is indexed by (their sum: its length in terms)."""
-    return Counter(map(match_key, _TOKEN.findall(index_text(text).lower())))
+def stems(text: str) -> frozenset[str]:
+    """The match keys of the terms ``text`` is indexed by (a query term matches a text holding all of its keys)."""
+    return frozenset(map(match_key, _TOKEN.findall(index_text(text).lower())))
 
 
 @lru_cache(maxsize=256)
-def stems(text: str) -> frozenset[str]:
-    """The match keys of the terms ``text`` is indexed by (a query term matches a text holding all of its keys)."""
-    return frozenset(key_counts(text))
+def key_counts(text: str) -> Counter[str]:
+    """How often ``text`` holds each match key of :func:`stems` (their sum: its length in terms). Apart from
+    :func:`stems`, which every search needs: counting costs more, and only queries with common terms need it."""
+    return Counter(map(match_key, _TOKEN.findall(index_text(text).lower())))
