@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from ..text.terms import key_counts, stems, term_keys
 
 
+def floored(rows: int, total: int) -> bool:
+    """Whether FTS5's BM25 floors the IDF of a term that ``rows`` of ``total`` chunks hold (to 1e-6): from half up."""
+    return 2 * rows >= total
+
+
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
     """The terms worth a keyword search on their own, or None to search them all.
 
@@ -21,7 +26,7 @@ def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limi
     them alone returns the same top ``limit`` (up to ties within 1e-6) without scoring every chunk that
     says "data"; a store then checks that the rare search did fill ``limit`` rows.
     """
-    rare = [term for term in terms if 2 * counts[term] < total]
+    rare = [term for term in terms if not floored(counts[term], total)]
     if rare and len(rare) < len(terms) and sum(counts[term] for term in rare) >= limit:
         return rare
     return None
@@ -29,7 +34,7 @@ def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limi
 
 def bm25_idf(rows: int, total: int) -> float:
     """FTS5's own IDF for a term that ``rows`` of ``total`` chunks hold; 0 from half the chunks up (FTS5: 1e-6)."""
-    return math.log((total - rows + 0.5) / (rows + 0.5)) if 2 * rows < total else 0.0
+    return 0.0 if floored(rows, total) else math.log((total - rows + 0.5) / (rows + 0.5))
 
 
 def coverage_idf(rows: int, total: int) -> float:
@@ -66,7 +71,7 @@ def weigh_terms(
         sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
         tuple(times),
-        common=tuple(2 * rows >= total and rows > 0 for rows in held),
+        common=tuple(rows > 0 and floored(rows, total) for rows in held),
     )
 
 
@@ -90,13 +95,17 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     with the memory scores low (coverage leaves them out so that a typo does not lower every score). An
     answer of several short notes can answer a long question that none of them answers alone."""
     total = sum(weights.weights) + weights.missing
-    return _held(weights, frozenset[str]().union(*map(stems, texts))) / total if total > 0 else 0.0
+    return _held(weights, _all_stems(texts)) / total if total > 0 else 0.0
 
 
 def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
     """How many of the query's terms ``texts`` hold between them (each once, whatever its weight)."""
-    present = frozenset[str]().union(*map(stems, texts))
+    present = _all_stems(texts)
     return sum(1 for keys in weights.keys if keys <= present)
+
+
+def _all_stems(texts: Iterable[str]) -> frozenset[str]:
+    return frozenset[str]().union(*map(stems, texts))
 
 
 def _held(weights: TermWeights, present: frozenset[str]) -> float:
@@ -126,7 +135,8 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
         counts = key_counts(text)
         length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
         saturation = K1 * (1.0 - B + B * length)
-        for keys, weight, times, common in zip(weights.keys, weights.weights, weights.repeats, weights.common):
+        terms = zip(weights.keys, weights.weights, weights.repeats, weights.common, strict=True)
+        for keys, weight, times, common in terms:
             if common:
                 total += times * weight
                 if tf := min((counts[key] for key in keys), default=0):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from functools import lru_cache
 
 from .segments import STOP, WEAK, WORD, index_text, query_pieces
@@ -88,11 +89,16 @@ def term_keys(term: str) -> frozenset[str]:
 @lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
 def stems(text: str) -> frozenset[str]:
     """The match keys of the terms ``text`` is indexed by (a query term matches a text holding all of its keys)."""
-    return frozenset(map(match_key, _TOKEN.findall(index_text(text).lower())))
+    return frozenset(_keys(text))
 
 
 @lru_cache(maxsize=256)
 def key_counts(text: str) -> Counter[str]:
     """How often ``text`` holds each match key of :func:`stems` (their sum: its length in terms). Apart from
     :func:`stems`, which every search needs: counting costs more, and only queries with common terms need it."""
-    return Counter(map(match_key, _TOKEN.findall(index_text(text).lower())))
+    return Counter(_keys(text))
+
+
+def _keys(text: str) -> Iterator[str]:
+    """The match key of each term ``text`` is indexed by, in order."""
+    return map(match_key, _TOKEN.findall(index_text(text).lower()))
