@@ -333,13 +333,16 @@ def evidence_returned(hits: Sequence[Hit], relevant: Grades) -> float:
     return sum(any(unit.covered_by(hit) for hit in hits) for unit in relevant) / len(relevant)
 
 
-def chat_scores(query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit]) -> dict[str, float]:
-    """CHAT_METRICS: session recall of the ranked hits; ev@k, evidence in the returned chunks, characters
-    and emptiness of the default answer."""
+def chat_scores(
+    query: Query, ranked: Sequence[Hit], defaults: Sequence[Hit], sessions: Sequence[Hit]
+) -> dict[str, float]:
+    """CHAT_METRICS: session recall of the ranked hits; session nDCG of ``sessions`` (the document-level
+    fetch: DOCUMENT_FETCH chunks, collapsed to their files); ev@k, evidence in the returned chunks,
+    characters and emptiness of the default answer."""
     snippets = [hit.snippet for hit in defaults]
     return {
         **{name: session_recall_at(k, ranked, query.relevant) for name, k in SESSION_KS.items()},
-        "session_ndcg@10": session_ndcg_at(MAX_RESULTS, ranked, query.relevant),
+        "session_ndcg@10": session_ndcg_at(MAX_RESULTS, sessions, query.relevant),
         "turn_session_recall@5": turn_session_recall_at(5, ranked, query.relevant),  # recall@5's ceiling
         **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
         "ev_returned": evidence_returned(defaults, query.relevant),
@@ -357,16 +360,23 @@ class QueryResult:
     scores: dict[str, float]
 
 
-def score_query(query: Query, hits: Sequence[Hit], level: Level, defaults: Sequence[Hit] | None = None) -> QueryResult:
+def score_query(
+    query: Query,
+    hits: Sequence[Hit],
+    level: Level,
+    defaults: Sequence[Hit] | None = None,
+    sessions: Sequence[Hit] = (),
+) -> QueryResult:
     """Rank items (collapsing to documents at document level), judge the top 10, apply every metric.
 
-    ``defaults`` (chat sets) is the answer at the tool's defaults; with it the query also gets CHAT_METRICS.
+    ``defaults`` (chat sets) is the answer at the tool's defaults; with it the query also gets CHAT_METRICS,
+    its session nDCG judged on ``sessions``, the answer to a document-level fetch.
     """
     items = best_chunk_per_document(hits) if level == "document" else hits
     covered = judge(items[:MAX_RESULTS], query.relevant)
     scores = {name: fn(covered, query.relevant) for name, fn in METRICS.items()}
     if defaults is not None:
-        scores |= chat_scores(query, hits, defaults)
+        scores |= chat_scores(query, hits, defaults, sessions)
     return QueryResult(query.qid, query.group, scores)
 
 
@@ -937,6 +947,12 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
             await search(q.text, max_results=suite.fetch, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
             for q in ws.queries
         ]
+        # Chat sets are also judged by session, against a plain FTS5 row per session file: as the document
+        # sets are, from DOCUMENT_FETCH chunks collapsed to their files (10 chunks cover about 7 sessions).
+        sessions: list[list[Hit]] = [
+            await search(q.text, max_results=DOCUMENT_FETCH, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
+            for q in (ws.queries if suite.chat else [])
+        ]
         engine.searcher.query = settings.query
         searched = time.perf_counter()
         if suite.chat:
@@ -947,15 +963,17 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
             defaults = [None] * len(ws.queries)
         finished = time.perf_counter()
     run.results += [
-        score_query(query, hits, suite.level, answer)
-        for query, hits, answer in zip(ws.queries, ranked, defaults, strict=True)
+        score_query(query, hits, suite.level, answer, by_session)
+        for query, hits, answer, by_session in zip(
+            ws.queries, ranked, defaults, sessions or [[]] * len(ws.queries), strict=True
+        )
     ]
     run.index_seconds += synced - started
     run.search_seconds += searched - synced
     run.defaults_seconds += finished - searched
     log(
         f"  {label}: {report.changed} file(s) (re)indexed in {synced - started:.1f}s, {status.chunks} chunks, "
-        f"{len(ws.queries)} queries in {searched - synced:.1f}s"
+        f"{len(ws.queries)} queries{' (and again by session)' if suite.chat else ''} in {searched - synced:.1f}s"
         + (f", {len(ws.queries) + len(ws.probes)} at the defaults in {finished - searched:.1f}s" if suite.chat else "")
     )
 
@@ -1098,7 +1116,8 @@ def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
         "turns whole in the first 2,000 / 4,000 characters of the snippets; ev_returned = share inside a returned "
         "hit's chunk, shown or not (the rest is lost to ranking); chars = characters returned; "
         f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}; "
-        "session_ndcg@10 = nDCG of their distinct files; "
+        f"session_ndcg@10 = nDCG@10 of the distinct files of {DOCUMENT_FETCH} chunks (a search of its own, as "
+        "document sets are judged); "
         "turn_session_recall@5 = evidence turns in the top 5's files (the most chunk recall@5 could be).",
     ]
     out += [block for run in runs for block in ("", render_rows(suite, run, CHAT_METRICS))]

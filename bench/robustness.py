@@ -16,8 +16,8 @@ variant and how many rows fall below their floor (a negative margin). A default 
 
 The compared figure is document-level nDCG@10 (best chunk per document) for the document sets. LoCoMo is
 judged by memdex at chunk level, while the floor's rows are whole session files, so there both are taken at
-session level: ``session_ndcg@10`` (the distinct files of memdex's top 10 chunks against the evidence's
-sessions), categories 1-4. ``titles`` does not apply to LoCoMo (its row says so). Embedding modes
+session level: ``session_ndcg@10`` (the distinct files of 30 chunks memdex returns, first 10 against the
+evidence's sessions, as the document sets collapse theirs), categories 1-4. ``titles`` does not apply to LoCoMo (its row says so). Embedding modes
 (``--mode hybrid`` etc.) need ``--model``; their corpus embeddings are cached like quality.py's.
 """
 

@@ -131,6 +131,9 @@ def test_chat_scores_come_only_with_a_default_answer() -> None:
     assert set(found.scores) == {*METRICS, *CHAT_METRICS}
     assert found.scores["ev@2k"] == 1.0 and found.scores["chars"] == 22.0 and found.scores["no_results"] == 0.0
     assert found.scores["session_recall@5"] == 1.0
+    assert found.scores["session_ndcg@10"] == 0.0  # judged on the session fetch, here none
+    by_session = score_query(query, ranked, "chunk", defaults=[], sessions=[hit("memory/b.md"), hit("memory/a.md")])
+    assert by_session.scores["session_ndcg@10"] == pytest.approx(1 / math.log2(3))
 
 
 def test_evidence_returned_counts_turns_inside_a_returned_chunk_shown_or_not() -> None:
