@@ -88,6 +88,9 @@ def test_query_cuts_runs_at_stop_words() -> None:
     assert query_terms("和服 東京") == ["東京"]  # a character left between one-character stop words is weak…
     assert query_terms("和服") == ["服"]  # …kept when nothing else remains
     assert query_terms("我的书") == ["我", "书"]  # …and a word of its own when the query is made of such
+    assert query_terms("日本の湖はどれか") == ["日本", "湖"]  # a kanji between two Japanese particles is a word…
+    assert query_terms("州か 東京") == ["東京"]  # …with a particle on one side only, it is weak
+    assert query_terms("法華経は何章からなるか") == ["法華", "華経", "何章"]  # から, なる: Japanese function words
 
 
 def test_korean_keeps_the_word_and_adds_its_stem() -> None:

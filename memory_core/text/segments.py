@@ -45,6 +45,7 @@ _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRE
 # The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
+_HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
 _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
 # (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D".
@@ -67,7 +68,16 @@ _CJK_STOP_WORDS = (
     "でしょう ですか ました ません ですが です ます ある いる なに なん どこ だれ いつ どの どれ "
     "の は が を に で と も か へ や"
 )
-CJK_STOPWORDS = sorted(_CJK_STOP_WORDS.split(), key=len, reverse=True)
+# Japanese function words: the entries of two characters or more of Lucene's Japanese (Kuromoji) stop list.
+# Its one-kana entries (た し れ ...) are left out: cutting a query's runs at them broke its verbs apart.
+_JAPANESE_FUNCTION_WORDS = (
+    "ある いる から こと として など なっ ない この ため その あっ よう また もの という あり まで られ なる "
+    "による によって により おり より なり られる において なかっ なく しかし について だっ その後 できる それ ので "
+    "なお のみ でき における および いう さらに でも たり その他 に関する たち ます なら に対して 特に せる 及び "
+    "これら とき では にて ほか ながら うち そして とともに ただし かつて それぞれ または ほど ものの に対する "
+    "ほとんど と共に といった です とも ところ ここ"
+)
+CJK_STOPWORDS = sorted(set(_CJK_STOP_WORDS.split()) | set(_JAPANESE_FUNCTION_WORDS.split()), key=len, reverse=True)
 _CJK_STOP = re.compile("(" + "|".join(map(re.escape, CJK_STOPWORDS)) + ")")  # split() keeps the stop words
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
@@ -146,7 +156,9 @@ def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
 
     A lone character left between one-character stop words (``在日`` -> ``日``) is weak, searched only when
     the query has no other word: such stop words are often part of a word (``在日``, ``和服``). After a
-    longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query.
+    longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query, and so is
+    a kanji between two Japanese particles (``日本の湖は`` -> ``湖``): kana particles do not join a kanji's
+    word. With a particle on one side only it stays weak (``州か``, ``の宰``: more often a word's fragment).
     """
     parts = _CJK_STOP.split(piece) if kind == "cjk" else [piece]  # run, stop word, run, ...
     runs = [(at, run) for at, run in enumerate(parts) if at % 2 == 0 and run]
@@ -156,6 +168,8 @@ def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
         units = list(run) if kind == "cjk" else _clusters(run)
         stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
         weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops)
+        if weak and len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(_KANA_RUN.fullmatch(stop) for stop in stops):
+            weak = False
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
 
 
