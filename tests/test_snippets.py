@@ -77,6 +77,16 @@ def test_a_long_cjk_line_shows_its_answering_sentences_whole() -> None:
     assert inner.endswith("。") and line.find(inner) > 0 and line[line.find(inner) - 1] == "。"  # whole sentences
 
 
+def test_a_heading_over_a_long_line_shows_what_it_heads() -> None:
+    """The heading and the paragraph under it both hold the query's words, and the heading comes first: the
+    snippet is not the heading alone but the heading and the best sentences of the line it heads."""
+    line = "锦地罗是一种植物。" * 3 + "它又被称为落地金钱。" + "它生长在山坡上。" * 20
+    text = f"# 锦地罗\n\n{line}"
+    window = best_window(text, 1, 3, LineScorer(query_terms("锦地罗"), [text]), 200)
+    assert (window.start_line, window.end_line) == (1, 3)
+    assert window.text.startswith("# 锦地罗\n\n锦地罗是一种植物。") and text_cost(window.text) <= 200
+
+
 def test_the_answer_budget_counts_cjk_characters_as_tokens() -> None:
     """maxChars is weighted: 2,000 buys about 500 CJK characters, as it buys about 500 tokens of English."""
     items = [chunk(CJK_SENTENCES[n : n + 8], cid=n + 1, path=f"memory/2026-01-{n + 1:02d}.md") for n in range(20)]
@@ -148,6 +158,23 @@ async def test_search_shows_the_deep_line_and_memory_get_reads_exactly_it(
         assert top.chunk_start_line <= top.start_line <= 32 <= top.end_line <= top.chunk_end_line
         excerpt = await engine.read(top.path, top.start_line, top.end_line - top.start_line + 1)
         assert excerpt.text.rstrip("\n") == top.snippet
+
+
+async def test_a_hit_on_a_heading_alone_reads_on_into_what_it_heads(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    """A heading over a paragraph longer than a chunk is a chunk of its own: as a hit it is read on into the
+    chunk it heads (one hit when that chunk is a hit too), so no hit shows the agent a bare title."""
+    paragraph = "".join(f"锦地罗第{n}次开花，花是红色的。" for n in range(200))  # one line, several chunks long
+    write("memory/plants.md", f"# 植物志：锦地罗\n\n{paragraph}\n")
+    async with make_engine() as engine:
+        await engine.sync()
+        (hit,) = (await engine.search("植物志")).results  # only the heading holds the word
+        assert (hit.chunk_start_line, hit.chunk_end_line) == (1, 3)
+        assert hit.snippet.startswith("# 植物志：锦地罗\n\n锦地罗第0次开花")
+        both = (await engine.search("植物志 锦地罗", max_results=10)).results  # the chunk it heads is a hit too
+        assert [(h.chunk_start_line, h.chunk_end_line) for h in both].count((1, 3)) == 1
+        assert all(h.chunk_start_line == 3 for h in both if h.chunk_end_line != 3 or h.chunk_start_line != 1)
 
 
 async def test_max_chars_bounds_the_answer_and_says_what_was_left_out(

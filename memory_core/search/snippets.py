@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..limits import MIN_SNIPPET_CHARS
 from ..models import Explanation, Hit
-from ..text.chunking import text_cost
+from ..text.chunking import only_headings, text_cost
 from ..text.terms import stems, term_keys
 from .ranking import Ranked
 
@@ -105,7 +105,21 @@ def _choose(lines: list[str], start_line: int, scorer: LineScorer, max_chars: in
         "the chunk's first lines: none holds a query term"
     )
     first, last = _widen(costs, first, last, max_chars)
+    after = _under_headings(lines, first, last)
+    room = max_chars - sum(costs[first:after]) if after is not None else 0
+    if after is not None and room >= MIN_SNIPPET_CHARS:  # a heading alone says nothing: show what it heads
+        cut = _cut_line(lines[after], scorer, room)
+        why += f", and line {start_line + after} under it, its best sentences"
+        return Window(start_line + first, start_line + after, "\n".join([*lines[first:after], cut]), why)
     return Window(start_line + first, start_line + last, "\n".join(lines[first : last + 1]), why)
+
+
+def _under_headings(lines: list[str], first: int, last: int) -> int | None:
+    """The line a window of only headings (and blank lines) heads, when it goes on past the window (it did not
+    fit whole); None for any other window."""
+    if not only_headings(lines[first : last + 1]):
+        return None
+    return next((at for at in range(last + 1, len(lines)) if lines[at].strip()), None)
 
 
 def _best_run(scores: Sequence[float], costs: Sequence[int], max_chars: int) -> tuple[int, int]:

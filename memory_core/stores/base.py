@@ -66,6 +66,9 @@ class StoreOps(Protocol):
     def chunks_of(
         self, conn: Any, paths: Sequence[str], limit: int, where: SearchFilter | None = None
     ) -> list[ChunkRow]: ...
+    def chunks_starting(self, conn: Any, places: Sequence[tuple[str, int]]) -> list[ChunkRow]:
+        """The chunk that starts at each (path, line) of ``places`` that has one."""
+        ...
     def counts(self, conn: Any) -> tuple[int, int]: ...
 
     # Vectors

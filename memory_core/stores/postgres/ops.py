@@ -214,6 +214,13 @@ def chunks_of(conn: PgConn, paths: Sequence[str], limit: int, where: SearchFilte
     return [ChunkRow(*row) for row in rows]
 
 
+def chunks_starting(conn: PgConn, places: Sequence[tuple[str, int]]) -> list[ChunkRow]:
+    """The chunk that starts at each (path, line) of ``places`` that has one (``rank`` 0)."""
+    sql = (f"SELECT {CHUNK_COLUMNS}, 0.0 FROM memdex_chunks c WHERE c.index_id = %s AND c.path = %s "
+           "AND c.start_line = %s LIMIT 1")  # fmt: skip
+    return [ChunkRow(*row) for path, line in places for row in conn.execute(sql, (conn.index_id, path, line))]
+
+
 def counts(conn: PgConn) -> tuple[int, int]:
     """(files, chunks) in the index."""
     files = conn.execute("SELECT count(*) FROM memdex_files WHERE index_id = %s", (conn.index_id,)).fetchone()[0]

@@ -181,6 +181,12 @@ def chunks_of(conn: Any, paths: Sequence[str], limit: int, where: SearchFilter |
     return [ChunkRow(*row) for row in rows]
 
 
+def chunks_starting(conn: Any, places: Sequence[tuple[str, int]]) -> list[ChunkRow]:
+    """The chunk that starts at each (path, line) of ``places`` that has one (``rank`` 0)."""
+    sql = "SELECT id, path, source, start_line, end_line, text, 0.0 FROM chunks WHERE path = ? AND start_line = ? LIMIT 1"
+    return [ChunkRow(*row) for place in places for row in conn.execute(sql, place).fetchall()]
+
+
 def counts(conn: Any) -> tuple[int, int]:
     """(files, chunks) in the index."""
     files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
