@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from memdex.memory_core.search.scoring import bm25_idf, bm25_share, coverage_idf, soft_cap, term_coverage, weigh_terms
+from memdex.memory_core.search.scoring import (
+    K1,
+    K1_GRAMS,
+    bm25_idf,
+    bm25_share,
+    coverage_idf,
+    soft_cap,
+    term_coverage,
+    weigh_terms,
+)
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.ops import match_expression
 from memdex.memory_core.text.segments import index_text
@@ -272,6 +281,23 @@ def test_common_terms_are_scored_by_their_frequency_and_the_chunks_length() -> N
     assert long < once < often and once < short
     assert once == pytest.approx(1.0, abs=0.05)  # each term once at about the average length
     assert bm25_share(tiny, weights, "nothing here") == pytest.approx(0.0, abs=1e-5)
+
+
+def test_cjk_grams_saturate_sooner_than_words() -> None:
+    """A Han word is several overlapping grams, each counted again wherever the word repeats: a query with
+    grams is scored here, at k1 = K1_GRAMS, so a paragraph that repeats the question's subject does not
+    outrank the one that holds the rest of the question (at FTS5's k1 it would)."""
+    terms = query_terms("乌龙茶产地")
+    assert terms == ["乌龙", "龙茶", "茶产", "产地"]
+    weights = replace(weigh_terms(terms, dict.fromkeys(terms, 1), 100), average_length=20.0)
+    assert all(weights.in_python) and set(weights.saturation) == {K1_GRAMS} and K1_GRAMS < K1
+    repeats, answers = "乌龙茶" * 5, "乌龙茶的产地是福建"
+    assert bm25_share(-1.0, weights, repeats) < bm25_share(-1.0, weights, answers)
+    assert bm25_share(-50.0, weights, answers) == bm25_share(-0.5, weights, answers)  # FTS5's rank is not used
+    at_fts5_k1 = replace(weights, saturation=(K1,) * len(terms))
+    assert bm25_share(-1.0, at_fts5_k1, repeats) > bm25_share(-1.0, at_fts5_k1, answers)
+    english = weigh_terms(["oolong"], {"oolong": 1}, 100)
+    assert english.in_python == (False,) and english.saturation == (K1,)  # words keep FTS5's BM25
 
 
 def test_soft_cap_keeps_shares_up_to_a_half_and_stays_below_one() -> None:

@@ -34,7 +34,7 @@ def keyword_candidates(
     counts are the whole index's either way; under a filter the shortcut is kept only when it filled
     ``limit`` allowed rows, else the full OR runs.
 
-    The candidates' mean length is BM25's average length for the common terms scored in Python
+    The candidates' mean length is BM25's average length for the terms scored in Python
     (:func:`.scoring.bm25_share`); only counted when the query has such a term.
 
     ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
@@ -54,6 +54,6 @@ def keyword_candidates(
         rows = ops.keyword_search(conn, asked(rare), limit, where, counts)
     if len(rows) < limit:
         rows = ops.keyword_search(conn, asked(terms), limit, where, counts)
-    if not (rows and any(weights.common)):
+    if not (rows and any(weights.in_python)):
         return rows, weights
     return rows, replace(weights, average_length=sum(text_length(row.text) for row in rows) / len(rows))

@@ -10,7 +10,16 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..text.segments import is_gram
 from ..text.terms import key_counts, stems, term_keys
+
+K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, FTS5's values
+# A word of n Han or kana characters is n - 1 overlapping grams, each counted again wherever the word repeats,
+# so FTS5's k1 lets a paragraph that repeats a few words outrank the one that holds the question's words.
+# A lower saturation for grams, keyword only: JSQuAD nDCG@10 0.939 -> 0.9497, CMRC 0.993 -> 0.991; what the
+# agent reads, answer read, JSQuAD 0.984 -> 0.987 and CMRC 0.934 -> 0.938 (0.2-1.2 measured:
+# docs/benchmarks.md). Words of every other script keep FTS5's k1.
+K1_GRAMS = 0.3
 
 
 def floored(rows: int, total: int) -> bool:
@@ -53,6 +62,9 @@ class TermWeights:
     repeats: tuple[int, ...] = ()  # how often the query asks for each term (BM25's query term frequency)
     average_length: float = 0.0  # the candidates' mean length in terms: BM25's length normalisation
     common: tuple[bool, ...] = ()  # whether each term is in half the chunks or more (FTS5's IDF is 1e-6 there)
+    idfs: tuple[float, ...] = ()  # each term's FTS5 IDF (0 for a common or missing term)
+    in_python: tuple[bool, ...] = ()  # the terms whose BM25 is computed here rather than by FTS5
+    saturation: tuple[float, ...] = ()  # each term's BM25 k1 when computed here
 
 
 def weigh_terms(
@@ -65,17 +77,19 @@ def weigh_terms(
     other-topic probes answered on LoCoMo, for no gain in ranking)."""
     held = [counts.get(term, 0) for term in terms]
     times = [(repeats or {}).get(term, 1) for term in terms]
+    common = tuple(rows > 0 and floored(rows, total) for rows in held)
+    grams = any(map(is_gram, terms))  # then every term is scored here: a gram needs its own saturation
     return TermWeights(
         tuple(map(term_keys, terms)),
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
         sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
         tuple(times),
-        common=tuple(rows > 0 and floored(rows, total) for rows in held),
+        common=common,
+        idfs=tuple(bm25_idf(rows, total) if rows else 0.0 for rows in held),
+        in_python=tuple(grams or term_common for term_common in common),
+        saturation=tuple(K1_GRAMS if is_gram(term) else K1 for term in terms),
     )
-
-
-K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, FTS5's values
 
 
 def text_length(text: str) -> int:
@@ -123,24 +137,32 @@ def bm25_strength(rank: float) -> float:
 def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
     """BM25 as a share of a chunk holding each query term once at average length (1 there; up to K1 + 1).
 
-    FTS5's ``bm25()`` (``rank``: negative, lower is better) scores the terms it weighs. To a term in half the
-    chunks or more it gives an IDF of 1e-6, so in a small folder, where nearly every word is that common, it
-    cannot tell a note that repeats the query from one that mentions it once in passing. Those terms are
-    scored here, from ``text``: BM25's term frequency and length parts, over the match keys, with coverage's
-    IDF (never 0). Ranking on large sets is FTS5's, whose porter stems match more than the match keys do.
+    FTS5's ``bm25()`` (``rank``: negative, lower is better) scores the terms it weighs well. Two kinds of
+    term are scored here instead, from ``text`` (BM25's term frequency and length parts over the match keys,
+    the candidates' mean length):
+    - a term in half the chunks or more, to which FTS5 gives an IDF of 1e-6: in a small folder, where nearly
+      every word is that common, it could not tell a note that repeats the query from one that mentions it
+      once in passing. It weighs coverage's IDF (never 0);
+    - every term of a query with CJK or Thai grams, at FTS5's IDF, each gram with the saturation
+      :data:`K1_GRAMS` (FTS5's k1 is fixed); the grams are the index's own tokens, so the keys match exactly.
+    Other terms are FTS5's, whose porter stems match more than the match keys do.
     """
-    held = -rank if rank < 0 else 0.0
+    by_fts5 = not (weights.in_python and all(weights.in_python))
+    held = -rank if by_fts5 and rank < 0 else 0.0
     total = weights.bm25_scale
-    if text and any(weights.common):
+    if text and any(weights.in_python):
         counts = key_counts(text)
         length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
-        saturation = K1 * (1.0 - B + B * length)
-        terms = zip(weights.keys, weights.weights, weights.repeats, weights.common, strict=True)
-        for keys, weight, times, common in terms:
+        norm = 1.0 - B + B * length
+        terms = zip(weights.keys, weights.weights, weights.idfs, weights.repeats, weights.common, weights.in_python,
+                    weights.saturation, strict=True)  # fmt: skip
+        for keys, weight, idf, times, common, here, k1 in terms:
+            if not here:
+                continue
             if common:
                 total += times * weight
-                if tf := min((counts[key] for key in keys), default=0):
-                    held += times * weight * tf * (K1 + 1.0) / (tf + saturation)
+            if tf := min((counts[key] for key in keys), default=0):
+                held += times * (weight if common else idf) * tf * (k1 + 1.0) / (tf + k1 * norm)
     return held / total if total > 0 else 0.0
 
 

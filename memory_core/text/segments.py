@@ -46,6 +46,7 @@ _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRE
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
 _HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
+_GRAM = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}]")  # a letter of the scripts cut into grams
 _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
 # (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D".
@@ -171,6 +172,12 @@ def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
         if weak and len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(_KANA_RUN.fullmatch(stop) for stop in stops):
             weak = False
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
+
+
+def is_gram(term: str) -> bool:
+    """Whether a query term is a gram of a script written without spaces (Han, kana, Thai, ...): one of the
+    overlapping pieces :func:`index_text` cuts such text into, rather than a word."""
+    return _GRAM.search(term) is not None
 
 
 def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
