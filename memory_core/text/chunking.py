@@ -19,7 +19,7 @@ CHARS_PER_TOKEN = 4
 CHUNKER_VERSION = "md-1"  # stored in the index identity: change it when boundaries change
 
 _CJK = re.compile(r"[\u2E80-\u9FFF\uA000-\uA4FF\uAC00-\uD7AF\uF900-\uFAFF\U00020000-\U0002FA1F]")
-HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")  # a Markdown heading line
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _MIN_FILL = 0.5  # a structural cut is taken only once the chunk is at least this full
 
 
@@ -52,7 +52,7 @@ def only_headings(lines: Sequence[str]) -> bool:
     """Whether ``lines`` hold a Markdown heading and nothing else but blank lines: a chunk of them says
     nothing of its own (a heading over a paragraph longer than a chunk is cut off this way)."""
     shown = [line for line in lines if line.strip()]
-    return bool(shown) and all(HEADING.match(line) for line in shown)
+    return bool(shown) and all(_HEADING.match(line) for line in shown)
 
 
 def text_cost(text: str) -> int:
@@ -191,7 +191,7 @@ def _best_cut(pieces: list[_Piece], carried: int, max_cost: int) -> int:
     filled = 0
     for j in range(len(pieces)):
         if j > carried and filled >= _MIN_FILL * max_cost:
-            if HEADING.match(pieces[j].text) or not pieces[j - 1].text.strip():
+            if _HEADING.match(pieces[j].text) or not pieces[j - 1].text.strip():
                 best = j
         filled += pieces[j].cost
     return best
