@@ -47,7 +47,10 @@ class Hit(_Answer):
     path: str = Field(description="workspace-relative path; pass it to memory_get")
     start_line: int = Field(description="first line of the snippet (1-based)")
     end_line: int = Field(description="last line of the snippet (inclusive)")
-    chunk_start_line: int = Field(description="first line of the whole matching chunk; memory_get widens to it")
+    chunk_start_line: int = Field(
+        description="first line of the whole matching chunk (a chunk of only a heading: with the chunk it heads); "
+        "memory_get widens to it"
+    )
     chunk_end_line: int = Field(description="last line of the whole matching chunk (inclusive)")
     score: float = Field(description="relevance, 0..1, higher is better")
     text_score: float | None = Field(None, description="keyword (BM25) part of the score")
