@@ -951,8 +951,8 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         # sets are, from DOCUMENT_FETCH chunks collapsed to their files (10 chunks cover about 7 sessions).
         sessions: list[list[Hit]] = [
             await search(q.text, max_results=DOCUMENT_FETCH, min_score=MIN_SCORE, max_chars=MAX_ANSWER_CHARS)
-            for q in (ws.queries if suite.chat else [])
-        ]
+            for q in ws.queries
+        ] if suite.chat else [[]] * len(ws.queries)
         engine.searcher.query = settings.query
         searched = time.perf_counter()
         if suite.chat:
@@ -964,9 +964,7 @@ async def run_mode(ws: BenchWorkspace, suite: Suite, mode: Mode, config: RunConf
         finished = time.perf_counter()
     run.results += [
         score_query(query, hits, suite.level, answer, by_session)
-        for query, hits, answer, by_session in zip(
-            ws.queries, ranked, defaults, sessions or [[]] * len(ws.queries), strict=True
-        )
+        for query, hits, answer, by_session in zip(ws.queries, ranked, defaults, sessions, strict=True)
     ]
     run.index_seconds += synced - started
     run.search_seconds += searched - synced

@@ -78,7 +78,7 @@ def weigh_terms(
     held = [counts.get(term, 0) for term in terms]
     times = [(repeats or {}).get(term, 1) for term in terms]
     common = tuple(rows > 0 and floored(rows, total) for rows in held)
-    grams = any(map(is_gram, terms))  # then every term is scored here: a gram needs its own saturation
+    grams = tuple(map(is_gram, terms))  # with any gram, every term is scored here: a gram needs its own k1
     return TermWeights(
         tuple(map(term_keys, terms)),
         tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
@@ -87,8 +87,8 @@ def weigh_terms(
         tuple(times),
         common=common,
         idfs=tuple(bm25_idf(rows, total) if rows else 0.0 for rows in held),
-        in_python=tuple(grams or term_common for term_common in common),
-        saturation=tuple(K1_GRAMS if is_gram(term) else K1 for term in terms),
+        in_python=tuple(any(grams) or term_common for term_common in common),
+        saturation=tuple(K1_GRAMS if gram else K1 for gram in grams),
     )
 
 

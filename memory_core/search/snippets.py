@@ -106,8 +106,8 @@ def _choose(lines: list[str], start_line: int, scorer: LineScorer, max_chars: in
     )
     first, last = _widen(costs, first, last, max_chars)
     after = _under_headings(lines, first, last)
-    room = max_chars - sum(costs[first:after]) if after is not None else 0
-    if after is not None and room >= MIN_SNIPPET_CHARS:  # a heading alone says nothing: show what it heads
+    if after is not None and (room := max_chars - sum(costs[first:after])) >= MIN_SNIPPET_CHARS:
+        # a heading alone says nothing: show what it heads
         cut = _cut_line(lines[after], scorer, room)
         why += f", and line {start_line + after} under it, its best sentences"
         return Window(start_line + first, start_line + after, "\n".join([*lines[first:after], cut]), why)

@@ -168,9 +168,8 @@ def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
     for at, run in runs:
         units = list(run) if kind == "cjk" else _clusters(run)
         stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
-        weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops)
-        if weak and len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(_KANA_RUN.fullmatch(stop) for stop in stops):
-            weak = False
+        between_particles = len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(map(_KANA_RUN.fullmatch, stops))
+        weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops) and not between_particles
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
 
 

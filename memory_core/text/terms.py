@@ -95,7 +95,8 @@ def stems(text: str) -> frozenset[str]:
 @lru_cache(maxsize=256)
 def key_counts(text: str) -> Counter[str]:
     """How often ``text`` holds each match key of :func:`stems` (their sum: its length in terms). Apart from
-    :func:`stems`, which every search needs: counting costs more, and only queries with common terms need it."""
+    :func:`stems`, which every search needs: counting costs more, and only queries with terms that memdex
+    scores itself (common ones, CJK grams: :func:`..search.scoring.bm25_share`) need it."""
     return Counter(_keys(text))
 
 
