@@ -80,6 +80,11 @@ _JAPANESE_FUNCTION_WORDS = (
 )
 CJK_STOPWORDS = sorted(set(_CJK_STOP_WORDS.split()) | set(_JAPANESE_FUNCTION_WORDS.split()), key=len, reverse=True)
 _CJK_STOP = re.compile("(" + "|".join(map(re.escape, CJK_STOPWORDS)) + ")")  # split() keeps the stop words
+# Japanese "what" (何年に, 何人): a stop word in a query with kana, so Japanese. In Chinese it stays a term: a
+# common surname (何炅) and part of words (任何).
+_JAPANESE_WHAT = "何"
+_JAPANESE_STOP = re.compile("(" + "|".join(map(re.escape, [*CJK_STOPWORDS, _JAPANESE_WHAT])) + ")")
+_PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # what a kanji between two is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
 
@@ -152,23 +157,26 @@ def index_text(text: str) -> str:
     return _with_camel_parts(text)
 
 
-def _run_pieces(piece: str, kind: str) -> Iterator[tuple[str, Weight]]:
-    """The grams of a CJK or Southeast Asian run of a query, cut at CJK stop words.
+def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, Weight]]:
+    """The grams of a CJK or Southeast Asian run of a query, cut at CJK stop words (``japanese``: the query's).
 
     A lone character left between one-character stop words (``在日`` -> ``日``) is weak, searched only when
     the query has no other word: such stop words are often part of a word (``在日``, ``和服``). After a
     longer stop word it is a word of its own (``喝什么茶`` -> ``茶``), as is a one-character query, and so is
     a kanji between two Japanese particles (``日本の湖は`` -> ``湖``): kana particles do not join a kanji's
-    word. With a particle on one side only it stays weak (``州か``, ``の宰``: more often a word's fragment).
+    word. So is a kanji between Japanese ``何`` ("what") and a particle: it names what is asked for
+    (``何年に起こった`` -> ``年``, matching ``1870年``). With a particle on one side only it stays weak (``州か``,
+    ``の宰``, ``何割``: more often a word's fragment).
     """
-    parts = _CJK_STOP.split(piece) if kind == "cjk" else [piece]  # run, stop word, run, ...
+    stop_words = _JAPANESE_STOP if japanese else _CJK_STOP
+    parts = stop_words.split(piece) if kind == "cjk" else [piece]  # run, stop word, run, ...
     runs = [(at, run) for at, run in enumerate(parts) if at % 2 == 0 and run]
     if not runs:  # the whole run is stop words
         yield from ((gram, STOP) for gram in _bigrams(list(piece)))
     for at, run in runs:
         units = list(run) if kind == "cjk" else _clusters(run)
         stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
-        between_particles = len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(map(_KANA_RUN.fullmatch, stops))
+        between_particles = len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(map(_PARTICLE_OR_WHAT.fullmatch, stops))
         weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops) and not between_particles
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
 
@@ -182,11 +190,13 @@ def is_gram(term: str) -> bool:
 def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
-    for match in _PIECE.finditer(unicodedata.normalize("NFKC", text)):
+    text = unicodedata.normalize("NFKC", text)
+    japanese = _KANA_RUN.search(text) is not None
+    for match in _PIECE.finditer(text):
         piece = match.group(0)
         kind = match.lastgroup
         if kind in ("cjk", "sea"):
-            yield from _run_pieces(piece, kind)
+            yield from _run_pieces(piece, kind, japanese)
         elif kind == "hangul":
             weight = STOP if piece in KOREAN_STOPWORDS else WORD
             yield piece, weight
