@@ -139,6 +139,34 @@ async def test_an_index_built_with_other_keyword_terms_is_rebuilt_from_the_cache
     assert factory.provider.texts_embedded == embedded
 
 
+CHAT = {  # a Chinese chat memory, a day per file, as MemoryBank's (bench/memorybank.py)
+    "memory/2026-05-05.md": "- **小雨**: 今天下雨了，我在家里弹了一下午钢琴。\n- **AI**: 听起来很惬意！你弹了什么曲子？\n",
+    "memory/2026-05-06.md": "- **小雨**: 我今天读完了一本书，叫《活着》。\n- **AI**: 《活着》是余华写的小说，讲的是福贵的一生。\n",
+    "memory/2026-05-07.md": "- **小雨**: 我和朋友去公园跑步了，跑了五公里。\n- **AI**: 太棒了，坚持运动对身体很好。\n",
+}
+CHAT_FOUND = [  # asked as a chat partner asks: pronouns, and the day as a date
+    ("我上个月读的那本书叫什么？", "memory/2026-05-06.md"),
+    ("在5月6号我读完的书叫什么名字？", "memory/2026-05-06.md"),
+    ("5月5号那天我在家里做了什么？", "memory/2026-05-05.md"),
+]
+
+
+async def test_chinese_chat_questions_are_answered(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """Pronouns are stop words (as English's), and a date's counters (月, 号) count once with their numbers, so
+    a question asked in chat words finds its day rather than "nothing matches" (each did before)."""
+    root = tmp_path / "chat"
+    for rel, text in CHAT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, rel in CHAT_FOUND:
+            answer = await engine.search(query)
+            assert [hit.path for hit in answer.results][:1] == [rel], (query, answer)
+        answer = await engine.search("量子计算机的原理是什么")
+        assert answer.results == [] and NOTHING_WARNING in (answer.warning or "")
+
+
 @pytest.mark.sqlite_only
 def test_the_cli_searches_every_script(workspace: Path, tmp_path: Path) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}

@@ -87,13 +87,18 @@ def test_query_cuts_runs_at_stop_words() -> None:
     assert query_terms("什么") == []  # only stop words: nothing to search for
     assert query_terms("和服 東京") == ["東京"]  # a character left between one-character stop words is weak…
     assert query_terms("和服") == ["服"]  # …kept when nothing else remains
-    assert query_terms("我的书") == ["我", "书"]  # …and a word of its own when the query is made of such
+    assert query_terms("书和茶") == ["书", "茶"]  # …and words of their own when the query is made of such
     assert query_terms("日本の湖はどれか") == ["日本", "湖"]  # a kanji between two Japanese particles is a word…
     assert query_terms("州か 東京") == ["東京"]  # …with a particle on one side only, it is weak
     assert query_terms("法華経は何章からなるか") == ["法華", "華経", "章"]  # から, なる: Japanese function words
     assert query_terms("普仏戦争は何年に") == ["普仏", "仏戦", "戦争", "年"]  # Japanese 何 ("what") names what is asked
     assert query_terms("何割 東京です") == ["東京"]  # …with a particle on one side only, it is weak
     assert query_terms("何炅的节目") == ["何炅", "节目"]  # Chinese (no kana): 何 is part of words, a surname
+    assert query_terms("他的父亲是谁") == ["父亲"]  # pronouns are stop words, as English's
+    # a number's counter is weak, searched only when nothing else remains (the number says it)
+    assert query_terms("在5月6号我读了一本书，它的名字是？") == ["5", "6", "一本", "本书", "名字"]
+    assert query_terms("1990年") == ["1990"]
+    assert query_terms("月") == ["月"]
 
 
 def test_korean_keeps_the_word_and_adds_its_stem() -> None:

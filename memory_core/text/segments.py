@@ -66,6 +66,7 @@ _PARTICLES = sorted(_PARTICLE_WORDS.split(), key=len, reverse=True)
 # first; Korean: dropped whole. Only in queries: the index keeps every character.
 _CJK_STOP_WORDS = (
     "为什么 什么 哪些 哪个 哪里 多少 怎么 怎样 如何 是否 的 了 是 吗 呢 吧 哪 谁 和 与 及 在 "
+    "我 你 您 他 她 它 我们 你们 他们 她们 它们 咱们 自己 这 那 这个 那个 这些 那些 "  # pronouns, as English's `i`, `this`
     "でしょう ですか ました ません ですが です ます ある いる なに なん どこ だれ いつ どの どれ "
     "の は が を に で と も か へ や"
 )
@@ -192,10 +193,13 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
     text = unicodedata.normalize("NFKC", text)
     japanese = _KANA_RUN.search(text) is not None
+    number_end = -1  # where the query's last number ends
     for match in _PIECE.finditer(text):
         piece = match.group(0)
         kind = match.lastgroup
-        if kind in ("cjk", "sea"):
+        if kind == "cjk" and len(piece) == 1 and match.start() == number_end:
+            yield piece, WEAK  # a number's counter (5月, 6号, 1990年): one word with it, as English's 6th
+        elif kind in ("cjk", "sea"):
             yield from _run_pieces(piece, kind, japanese)
         elif kind == "hangul":
             weight = STOP if piece in KOREAN_STOPWORDS else WORD
@@ -204,3 +208,5 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
                 yield stem, weight
         else:
             yield piece.lower(), STOP if piece.lower() in STOPWORDS else WORD
+            if piece.isdigit():
+                number_end = match.end()
