@@ -15,6 +15,7 @@ from helpers import LOCOMO, TEST_MODEL, llama_server, needs_shared
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = TEST_MODEL
 SECTIONS = ("embed", "index", "resync", "search", "append", "watch", "serve", "rss", "postgres")
+MEMORYBANK = LOCOMO.parents[1] / "memorybank" / "memory_bank_cn.json"
 needs_locomo = needs_shared(LOCOMO)
 needs_model = needs_shared(MODEL)
 
@@ -98,3 +99,23 @@ def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["settings"]["embedder"].startswith("openai-all-MiniLM-L6-v2-")
     assert list((tmp_path / "cache" / "locomo").glob("*/index-t400-o80-openai-all-MiniLM-L6-v2-*.sqlite"))
+
+
+@needs_shared(MEMORYBANK)
+def test_memorybank_runs_in_both_languages(tmp_path: Path) -> None:
+    """``memorybank.py`` builds each user's days as logs, asks the 100 probing questions in each language and
+    judges the ones that name a day by that day's log (35 each), beside other-topic questions."""
+    out = tmp_path / "memorybank.json"
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "memorybank.py"), "--other", "2",
+         "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = {row["lang"]: row for row in json.loads(out.read_text())}
+    assert set(rows) == {"en", "cn"}
+    for row in rows.values():
+        assert row["n"] == 100 and row["dated"] == 35
+        assert 0 < row["day_found"] <= 1 and 0 < row["answered"] <= 1 and row["chars"] > 0
+        assert 0 <= row["other_topic_nothing"] <= 1
+    assert rows["cn"]["weighted_chars"] > rows["cn"]["chars"]  # a CJK character counts more than one
