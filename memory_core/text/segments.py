@@ -85,7 +85,7 @@ _CJK_STOP = re.compile("(" + "|".join(map(re.escape, CJK_STOPWORDS)) + ")")  # s
 # common surname (何炅) and part of words (任何).
 _JAPANESE_WHAT = "何"
 _JAPANESE_STOP = re.compile("(" + "|".join(map(re.escape, [*CJK_STOPWORDS, _JAPANESE_WHAT])) + ")")
-_PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # what a kanji between two is a word
+_PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
 
@@ -190,7 +190,8 @@ def is_gram(term: str) -> bool:
 
 def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
-    :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased."""
+    :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased. A lone CJK character right after
+    a number is its counter (``5月``, ``3つ``): weak, since the number says what it means."""
     text = unicodedata.normalize("NFKC", text)
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
@@ -198,7 +199,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
         piece = match.group(0)
         kind = match.lastgroup
         if kind == "cjk" and len(piece) == 1 and match.start() == number_end:
-            yield piece, WEAK  # a number's counter (5月, 6号, 1990年): one word with it, as English's 6th
+            yield piece, WEAK  # one word with its number (5月, 6号, 1990年), as English's 6th is
         elif kind in ("cjk", "sea"):
             yield from _run_pieces(piece, kind, japanese)
         elif kind == "hangul":
