@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/cjk_answers.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.quality import (  # noqa: E402 - after the path fix above
+from bench import tool_answers  # noqa: E402 - after the path fix above
+from bench.quality import (  # noqa: E402
     _JSQUAD_QUESTION,
-    BASE_MODES,
-    DEFAULT_EVAL_DIR,
-    DEFAULT_MODEL,
     RunConfig,
     Suite,
     load_cmrc,
@@ -107,8 +105,7 @@ class Tally:
 async def run_set(name: str, suite: Suite, other: Suite, args: argparse.Namespace) -> dict[str, Any]:
     ws = suite.workspaces[0]
     config = RunConfig(cache_dir=args.cache_dir, model=args.model, threads=args.threads)
-    # hybrid at memdex's default fusion (0.2 / 0.8), not the benchmark's OpenClaw weights (0.7 / 0.3)
-    mode = BASE_MODES["keyword"] if args.mode == "keyword" else replace(BASE_MODES["hybrid"], query={})
+    mode = tool_answers.default_mode(args.mode)
     base = config.cache_dir / suite.name / ws.name
     materialise(ws, base / "workspace")
     settings = config.settings(mode, base / "workspace", base, ws.extra_paths)
@@ -143,26 +140,15 @@ async def run_set(name: str, suite: Suite, other: Suite, args: argparse.Namespac
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="cmrc,jsquad")
-    parser.add_argument("--mode", choices=["keyword", "hybrid"], default="keyword")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
-    parser.add_argument("--cache-dir", type=Path, default=REPO_ROOT / "bench" / ".cache")
+    tool_answers.add_arguments(parser)
     parser.add_argument("--probes", type=int, default=200)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     suites = {name: loader(args.eval_dir) for name, loader in LOADERS.items()}
     rows = []
     for name in args.sets.split(","):
         other = suites["jsquad" if name == "cmrc" else "cmrc"]
         rows.append(anyio.run(run_set, name, suites[name], other, args))
-    columns = list(rows[0])
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()) + " |")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    tool_answers.print_rows(rows, args.json)
     return 0
 
 

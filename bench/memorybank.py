@@ -28,7 +28,7 @@ import random
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # so `python bench/memorybank.py` works without an install
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.quality import (  # noqa: E402 - after the path fix above
-    BASE_MODES,
-    DEFAULT_EVAL_DIR,
-    DEFAULT_MODEL,
+from bench import tool_answers  # noqa: E402 - after the path fix above
+from bench.quality import (  # noqa: E402
     BenchWorkspace,
     RunConfig,
     load_cmrc,
@@ -111,7 +109,7 @@ class Tally:
 async def run_lang(lang: str, args: argparse.Namespace) -> dict[str, Any]:
     """Search every user's questions and other-topic probes in ``lang``; the row of figures."""
     config = RunConfig(cache_dir=args.cache_dir, model=args.model, threads=args.threads)
-    mode = BASE_MODES["keyword"] if args.mode == "keyword" else replace(BASE_MODES["hybrid"], query={})
+    mode = tool_answers.default_mode(args.mode)
     others = [query.text for query in _OTHER_SETS[lang](args.eval_dir).workspaces[0].queries]
     tally = Tally()
     for user in load_users(args.eval_dir, lang):
@@ -145,22 +143,11 @@ async def run_lang(lang: str, args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--langs", default="en,cn")
-    parser.add_argument("--mode", choices=["keyword", "hybrid"], default="keyword")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
-    parser.add_argument("--cache-dir", type=Path, default=REPO_ROOT / "bench" / ".cache")
+    tool_answers.add_arguments(parser)
     parser.add_argument("--other", type=int, default=20, help="other-topic questions per user")
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     rows = [anyio.run(run_lang, lang, args) for lang in args.langs.split(",")]
-    columns = list(rows[0])
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()) + " |")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    tool_answers.print_rows(rows, args.json)
     return 0
 
 
