@@ -80,11 +80,18 @@ _JAPANESE_FUNCTION_WORDS = (
     "ほとんど と共に といった です とも ところ ここ"
 )
 CJK_STOPWORDS = sorted(set(_CJK_STOP_WORDS.split()) | set(_JAPANESE_FUNCTION_WORDS.split()), key=len, reverse=True)
-_CJK_STOP = re.compile("(" + "|".join(map(re.escape, CJK_STOPWORDS)) + ")")  # split() keeps the stop words
+
+
+def _cutter(words: list[str]) -> re.Pattern[str]:
+    """A pattern whose split() cuts a run at ``words`` (tried in order) and keeps them."""
+    return re.compile("(" + "|".join(map(re.escape, words)) + ")")
+
+
+_CJK_STOP = _cutter(CJK_STOPWORDS)
 # Japanese "what" (何年に, 何人): a stop word in a query with kana, so Japanese. In Chinese it stays a term: a
 # common surname (何炅) and part of words (任何).
 _JAPANESE_WHAT = "何"
-_JAPANESE_STOP = re.compile("(" + "|".join(map(re.escape, [*CJK_STOPWORDS, _JAPANESE_WHAT])) + ")")
+_JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
