@@ -14,6 +14,12 @@ per file, the OR of every word of the query (as unicode61 cuts it, stop words in
 mode, n, memdex nDCG@10, the floor, the margin to 3 decimals), then per mode the average over every set x
 variant and how many rows fall below their floor (a negative margin). A default is only sound when none does.
 
+Each margin comes with its paired bootstrap 95 % interval (the queries resampled, :data:`RESAMPLES` times,
+seeded): how far a margin can move on another draw of queries of the same kind. Beside it is a second floor,
+plain FTS5 over memdex's own chunks (the same ``porter unicode61`` OR, over the chunks memdex's default
+chunking cuts, the 30 best collapsed to their files as memdex's are): the part of the margin that memdex's
+ranking earns, apart from what judging chunks against documents costs or gives.
+
 The compared figure is document-level nDCG@10 (best chunk per document) for the document sets. LoCoMo is
 judged by memdex at chunk level, while the floor's rows are whole session files, so there both are taken at
 session level: ``session_ndcg@10`` (the distinct files of 30 chunks memdex returns, first 10 against the
@@ -26,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -42,8 +50,12 @@ from bench.quality import (
     DEFAULT_CACHE_DIR,
     DEFAULT_EVAL_DIR,
     DEFAULT_MODEL,
+    DOCUMENT_FETCH,
+    MAX_RESULTS,
+    ModeRun,
     RunConfig,
     Suite,
+    file_grades,
     headline_row,
     load_cisi,
     load_cmrc,
@@ -51,13 +63,17 @@ from bench.quality import (
     load_locomo,
     load_scifact,
     log,
+    ndcg_at,
     parse_modes,
     run_suite,
 )
-from bench.tokenizers import PLAIN, measure
+from bench.tokenizers import PLAIN, _match, measure
 from bench.variants import VARIANTS, apply_variant, parse_variants
+from memdex.memory_core.config_sections import ChunkingSettings
+from memdex.memory_core.text.chunking import chunk_markdown
 
 SETS = ("cisi", "scifact", "locomo", "cmrc", "jsquad")
+RESAMPLES = 2000  # bootstrap draws of each margin's interval
 
 
 @dataclass(frozen=True)
@@ -70,11 +86,59 @@ class Row:
     n: int
     memdex: float
     floor: float
+    low: float = math.nan  # the margin's paired bootstrap 95 % interval
+    high: float = math.nan
+    chunk_floor: float = math.nan  # plain FTS5 over memdex's own chunks
 
     @property
     def margin(self) -> float:
         """memdex minus the floor, to the table's 3 decimals (a row is below its floor when this is negative)."""
         return round(self.memdex - self.floor, 3) + 0.0  # + 0.0: no "-0.000"
+
+    @property
+    def chunk_margin(self) -> float:
+        """memdex minus the floor over its own chunks, to 3 decimals."""
+        return round(self.memdex - self.chunk_floor, 3) + 0.0
+
+
+def interval(differences: Sequence[float], draws: int = RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the mean of ``differences`` over ``draws`` resamples (with
+    replacement, seeded): a paired bootstrap interval of a mean difference."""
+    rng = random.Random(seed)
+    n = len(differences)
+    means = sorted(sum(rng.choices(differences, k=n)) / n for _ in range(draws))
+    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
+
+
+def chunk_floor(suite: Suite) -> list[float]:
+    """Each headline query's nDCG@10 for plain FTS5 over the chunks memdex's default chunking cuts: the
+    floor's ``porter unicode61`` OR of every word, the :data:`DOCUMENT_FETCH` best chunks collapsed to files."""
+    groups = dict(suite.rows)[suite.headline]
+    chunking = ChunkingSettings()
+    scores: list[float] = []
+    for workspace in suite.workspaces:
+        owner: list[str] = []
+        with sqlite3.connect(":memory:") as conn:
+            conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize={PLAIN.tokenizer!r})")
+            for path in sorted(workspace.files):
+                for chunk in chunk_markdown(workspace.files[path], chunking.tokens, chunking.overlap):
+                    owner.append(path)
+                    conn.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (len(owner), PLAIN.index(chunk.text)))
+            sql = "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?"
+            for query in (q for q in workspace.queries if q.group in groups):
+                relevant = file_grades(query.relevant)
+                terms = PLAIN.query(query.text)
+                rows = conn.execute(sql, (_match(terms), DOCUMENT_FETCH)).fetchall() if terms else []
+                files = list(dict.fromkeys(owner[rowid - 1] for (rowid,) in rows))[:MAX_RESULTS]
+                scores.append(ndcg_at(MAX_RESULTS, [frozenset(u for u in relevant if u.path == f) for f in files], relevant))
+        conn.close()
+    return scores
+
+
+def headline_scores(suite: Suite, run: ModeRun) -> list[float]:
+    """Each headline query's figure for memdex, in the suite's order (as the floors give theirs)."""
+    groups = dict(suite.rows)[suite.headline]
+    return [r.scores[key_metric(suite)] for r in run.results if r.group in groups]
 
 
 def loader(name: str, args: argparse.Namespace) -> Callable[[], Suite]:
@@ -96,13 +160,19 @@ def measure_set(name: str, variant: str, suite: Suite | None, args: argparse.Nam
     if suite is None:
         return [Row(name, variant, mode.name, 0, math.nan, math.nan) for mode in modes]
     with tempfile.TemporaryDirectory() as tmp:
-        floor = measure(PLAIN, suite, Path(tmp)).ndcg
+        floor = measure(PLAIN, suite, Path(tmp))
+    chunks = chunk_floor(suite)
     runs = anyio.run(run_suite, suite, modes, config)
     rows = []
     for run in runs:
         head = headline_row(suite, run)
-        rows.append(Row(name, variant, run.mode.name, head["n"], head[key_metric(suite)], floor))
-        log(f"{suite.name} [{run.mode.name}]: {rows[-1].memdex:.3f} vs floor {floor:.3f}")
+        ours = headline_scores(suite, run)
+        if len(ours) != len(floor.scores):
+            raise RuntimeError(f"{suite.name}: {len(ours)} queries judged for memdex, {len(floor.scores)} for the floor")
+        low, high = interval([a - b for a, b in zip(ours, floor.scores, strict=True)])
+        rows.append(Row(name, variant, run.mode.name, head["n"], head[key_metric(suite)], floor.ndcg, low, high,
+                        sum(chunks) / len(chunks)))  # fmt: skip
+        log(f"{suite.name} [{run.mode.name}]: {rows[-1].memdex:.3f} vs floor {floor.ndcg:.3f}")
     return rows
 
 
@@ -113,21 +183,26 @@ def _cell(value: float, sign: str = "") -> str:
 def render(rows: Sequence[Row]) -> str:
     """The Markdown table, then per mode the average over the rows that apply and the rows below the floor."""
     lines = [
-        "| set | variant | mode | n | memdex nDCG@10 | plain FTS5 floor | margin |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| set | variant | mode | n | memdex nDCG@10 | plain FTS5 floor | margin | 95 % interval "
+        "| floor on memdex's chunks | margin |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         n = str(r.n) if r.n else "-"
+        spread = "n/a" if math.isnan(r.low) else f"{r.low:+.3f} .. {r.high:+.3f}"
         lines.append(f"| {r.dataset} | {r.variant} | {r.mode} | {n} | {_cell(r.memdex)} | {_cell(r.floor)} | "
-                     f"{_cell(r.margin, '+')} |")  # fmt: skip
+                     f"{_cell(r.margin, '+')} | {spread} | {_cell(r.chunk_floor)} | {_cell(r.chunk_margin, '+')} |")  # fmt: skip
     for mode in dict.fromkeys(r.mode for r in rows):
         done = [r for r in rows if r.mode == mode and not math.isnan(r.memdex)]
         if not done:
             continue
-        mean = {k: sum(getattr(r, k) for r in done) / len(done) for k in ("memdex", "floor", "margin")}
+        keys = ("memdex", "floor", "margin", "chunk_floor", "chunk_margin")
+        mean = {k: sum(getattr(r, k) for r in done) / len(done) for k in keys}
         below = sum(r.margin < 0 for r in done)
+        surely = sum(r.high < 0 for r in done)
         lines.append(f"| **average** ({len(done)} set x variant) | | {mode} | | **{mean['memdex']:.3f}** | "
-                     f"{mean['floor']:.3f} | {mean['margin']:+.3f} ({below} below) |")  # fmt: skip
+                     f"{mean['floor']:.3f} | {mean['margin']:+.3f} ({below} below) | {surely} below all of it | "
+                     f"{mean['chunk_floor']:.3f} | {mean['chunk_margin']:+.3f} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -165,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += measure_set(name, variant, apply_variant(loaded, variant), args, config)
     print(render(rows))
     if args.json:
-        args.json.write_text(json.dumps([{**asdict(r), "margin": r.margin} for r in rows], indent=1) + "\n")
+        rows_out = [{**asdict(r), "margin": r.margin, "chunk_margin": r.chunk_margin} for r in rows]
+        args.json.write_text(json.dumps(rows_out, indent=1) + "\n")
     return 0
 
 

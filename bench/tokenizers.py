@@ -192,6 +192,7 @@ class Result:
     build_seconds: float
     queries: int
     changed_docs: int  # documents whose pre-processed text differs from the raw text
+    scores: tuple[float, ...] = ()  # each query's nDCG@10, in the suite's order (workspaces, then queries)
 
 
 def _match(terms: Sequence[str]) -> str:
@@ -242,7 +243,8 @@ def measure(candidate: Candidate, suite: Suite, folder: Path) -> Result:
             scores.append(ndcg_at(MAX_RESULTS, covered, relevant))
         conn.close()
         path.unlink()
-    return Result(candidate.name, suite.name, sum(scores) / len(scores), size, seconds, len(scores), changed)
+    mean = sum(scores) / len(scores)
+    return Result(candidate.name, suite.name, mean, size, seconds, len(scores), changed, tuple(scores))
 
 
 def render(results: Sequence[Result], sets: Sequence[str]) -> str:

@@ -1,0 +1,48 @@
+"""The robustness suite's statistics: the margin's bootstrap interval and the floor over memdex's own chunks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.quality import Document, document_suite
+from bench.robustness import chunk_floor, interval
+from bench.tokenizers import PLAIN, measure
+
+
+def test_interval_of_a_constant_difference_is_that_difference() -> None:
+    assert interval([0.25] * 40) == (0.25, 0.25)
+
+
+def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_queries() -> None:
+    few = [1.0, -1.0, 0.5, 0.0, -0.25] * 4
+    low, high = interval(few)
+    mean = sum(few) / len(few)
+    assert low < mean < high
+    assert interval(few) == (low, high)  # seeded: the same table on every run
+    many_low, many_high = interval(few * 25)
+    assert many_high - many_low < (high - low) / 2
+
+
+def test_interval_sees_a_one_sided_difference_as_above_zero() -> None:
+    low, _ = interval([0.0] * 30 + [1.0] * 10)
+    assert low > 0
+
+
+def test_chunk_floor_ranks_memdex_chunks_and_judges_their_files(tmp_path: Path) -> None:
+    """A long paper that says "turtles" eight times in one place is found first through that chunk, while
+    over whole files (the plain floor) a short note that says it once outranks the diluted paper; and a word
+    no chunk holds finds nothing."""
+    filler = " ".join(f"filler{i} says nothing in particular." for i in range(600))
+    documents = {
+        "long": Document("A long paper", f"{filler} {'turtles ' * 8}{filler}"),
+        "short": Document("Reptiles", "turtles nest"),
+        "other": Document("Bees", "bees make honey"),
+    }
+    queries = {"q1": "turtles", "q2": "honey bees", "q3": "zebras"}
+    qrels = {"q1": {"long": 1}, "q2": {"other": 1}, "q3": {"short": 1}}
+    suite = document_suite("tiny", documents, queries, qrels, None, [])
+    assert chunk_floor(suite) == pytest.approx([1.0, 1.0, 0.0])
+    whole_files = measure(PLAIN, suite, tmp_path).scores
+    assert whole_files[0] < 1.0 and whole_files[1:] == pytest.approx((1.0, 0.0))
