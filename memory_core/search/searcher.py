@@ -22,6 +22,7 @@ from ..text.chunking import only_headings
 from ..text.terms import only_stop_words, term_repeats
 from .keyword import keyword_candidates
 from .named_files import NameIndex
+from .near_words import hint_text, near_words
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
 from .rerank import Reranker, open_reranker, rerank_order
 from .scoring import TermWeights, weigh_terms
@@ -152,6 +153,9 @@ class Searcher:
             )
         if not hits and terms and status.chunks:
             warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
+        if status.chunks and (missing := [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]):
+            if hints := await self.index.read(self._near_words, missing):
+                warnings.append(hint_text(hints))
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
@@ -222,6 +226,13 @@ class Searcher:
             if second is not None:
                 dropped.add(second.row.id)
         return [replace(item, row=shown.get(item.row.id, item.row)) for item in ranked if item.row.id not in dropped]
+
+    def _near_words(self, conn: Any, missing: list[str]) -> dict[str, str]:
+        """Words the notes hold one edit away from the query's words they lack (on a reader thread)."""
+        ops = self.index.ops
+        return near_words(
+            missing, lambda words: ops.term_counts(conn, words), lambda word: [row.text for row in ops.keyword_search(conn, [word], 3)]
+        )
 
     def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[ChunkRow]:
         """The chunks of the files ``text`` names (on a reader thread; the names are indexed per file set)."""

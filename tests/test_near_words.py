@@ -1,0 +1,85 @@
+"""A query word no note holds gets a hint: the word one edit away the notes hold, as they write it. The
+answer itself stays what the query's own words find (abstention is untouched)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.search.near_words import MAX_WORDS, correctable, hint_text, near_words, one_edit
+
+MakeEngine = Callable[..., MemoryEngine]
+KEYWORD = {"provider": "none"}
+
+
+def test_one_edit_holds_each_kind_of_typo_and_no_repeats() -> None:
+    edits = one_edit("hikking")
+    assert {"hiking", "hikkign", "hikxing", "hikkings"} <= set(edits)  # deletion, transposition, replacement, insertion
+    assert len(edits) == len(set(edits)) and "hikking" not in edits
+
+
+def test_only_ascii_words_of_six_letters_or_more_are_looked_up() -> None:
+    assert correctable("destrss") and correctable("hiking")
+    assert not correctable("hikes") and not correctable("rmoe") and not correctable("ab12cd") and not correctable("mountainé")
+
+
+def _store(words: Mapping[str, int], texts: Sequence[str]) -> tuple[Callable[..., dict[str, int]], Callable[[str], list[str]], list[str]]:
+    """A stand-in store: chunk counts by a stem-like key (the first 5 letters), the texts that hold a word,
+    and every word counted."""
+    looked_up: list[str] = []
+
+    def count(candidates: Sequence[str]) -> dict[str, int]:
+        looked_up.extend(candidates)
+        return {word: sum(n for known, n in words.items() if known[:5] == word[:5]) for word in candidates}
+
+    return count, lambda word: [text for text in texts if word[:5] in text.lower()], looked_up
+
+
+def test_the_hint_is_the_best_held_neighbour_as_the_notes_write_it() -> None:
+    count, texts, _ = _store({"melanie": 4, "melody": 1}, ["Melanie went hiking.", "Melanie paints."])
+    # "melani" and "melanie" count the same notes (one stem); the notes write "Melanie"
+    assert near_words(["melane"], count, texts) == {"melane": "melanie"}
+
+
+def test_no_hint_without_a_held_neighbour_or_for_words_it_does_not_take() -> None:
+    count, texts, looked_up = _store({"garden": 3, "dancer": 2}, ["the garden", "the dancer"])
+    assert near_words(["zebras", "rmoe"], count, texts) == {}
+    assert not any(word.startswith(("rmo", "moe")) for word in looked_up)  # "rmoe" is too short
+    assert near_words(["cancer"], count, texts) == {}  # "dancer" differs in the first letter: another word
+    assert near_words(["gardne"], count, texts) == {"gardne": "garden"}
+
+
+def test_at_most_a_few_words_are_looked_up_in_one_count() -> None:
+    count, texts, looked_up = _store({}, [])
+    words = [f"word{c}abc" for c in "abcdefgh"]
+    assert near_words(words, count, texts) == {}
+    assert set(looked_up) == {edit for word in words[:MAX_WORDS] for edit in one_edit(word) if edit[0] == "w"}
+
+
+def test_hint_text_names_each_word_and_its_hint() -> None:
+    text = hint_text({"destrss": "destress", "hikking": "hiking"})
+    assert '"destrss" (did you mean "destress"?)' in text and '"hikking" (did you mean "hiking"?)' in text
+
+
+@pytest.mark.both_stores
+async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_notes_hold(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Melanie goes hiking in the mountains to destress.\n")
+    write("memory/2026-03-08.md", "# 2026-03-08\n\n- Caroline painted a sunrise over the lake.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        typo = await engine.search("What does Melanie do to destrss?")
+        assert '"destrss" (did you mean "destress"?)' in (typo.warning or "")
+        fixed = await engine.search("What does Melanie do to destress?")
+        assert [hit.path for hit in fixed.results][:1] == ["memory/2026-03-07.md"]
+        assert "did you mean" not in (fixed.warning or "")
+        other = await engine.search("quantum chromodynamics lattice")
+        assert other.results == [] and "did you mean" not in (other.warning or "")
+        assert "nothing in memory matches" in (other.warning or "")
+        # the answer is what the query's own words find: the hint changes nothing in it
+        near = await engine.search("mountians")
+        assert near.results == [] and '"mountians" (did you mean "mountains"?)' in (near.warning or "")
