@@ -119,3 +119,20 @@ def test_memorybank_runs_in_both_languages(tmp_path: Path) -> None:
         assert 0 < row["day_found"] <= 1 and 0 < row["answered"] <= 1 and row["chars"] > 0
         assert 0 <= row["other_topic_nothing"] <= 1
     assert rows["cn"]["weighted_chars"] > rows["cn"]["chars"]  # a CJK character counts more than one
+
+
+@needs_locomo
+def test_hints_bench_counts_hints_for_misspelt_queries_and_probes(tmp_path: Path) -> None:
+    """``hints.py`` searches the typo variant and the probes of one chat: most misspelt words get a hint,
+    the hints that come are nearly all the original word, and the probes are counted."""
+    out = tmp_path / "hints.json"
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "hints.py"), "--sets", "locomo", "--limit-conversations", "1",
+         "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    (row,) = json.loads(out.read_text())["sets"]
+    assert 0 < row["right"] <= row["hinted"] <= row["takes"] <= row["misspelt"]
+    assert row["right"] >= 0.9 * row["hinted"] and row["hinted"] >= 0.5 * row["takes"]
+    assert row["probes"]["gibberish n"] > 0 and row["probes"]["other-topic nothing"] > 0
