@@ -49,6 +49,7 @@ class _Candidates:
     keyword: list[ChunkRow] = field(default_factory=list)
     vector: list[ChunkRow] = field(default_factory=list)
     named: list[ChunkRow] = field(default_factory=list)
+    hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
     query_vector: list[float] | None = None
     from_ram: bool = True
 
@@ -153,9 +154,8 @@ class Searcher:
             )
         if not hits and terms and status.chunks:
             warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
-        if status.chunks and (missing := [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]):
-            if hints := await self.index.read(self._near_words, missing):
-                warnings.append(hint_text(hints))
+        if found.hints:
+            warnings.append(hint_text(found.hints))
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
@@ -174,13 +174,15 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow]]:
+        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow], dict[str, str]]:
             rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where, repeats)
-            return rows, weights, self._named_chunks(conn, request.text, k, where)
+            missing = [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]
+            hints = self._near_words(conn, missing) if missing and chunks else {}
+            return rows, weights, self._named_chunks(conn, request.text, k, where), hints
 
-        async def keyword_side() -> None:  # one trip to a reader for both lookups
+        async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
-            found.keyword, weights, found.named = await self.index.read(keyword_lookups)
+            found.keyword, weights, found.named, found.hints = await self.index.read(keyword_lookups)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)
@@ -228,7 +230,7 @@ class Searcher:
         return [replace(item, row=shown.get(item.row.id, item.row)) for item in ranked if item.row.id not in dropped]
 
     def _near_words(self, conn: Any, missing: list[str]) -> dict[str, str]:
-        """Words the notes hold one edit away from the query's words they lack (on a reader thread)."""
+        """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
         ops = self.index.ops
         return near_words(
             missing, lambda words: ops.term_counts(conn, words), lambda word: [row.text for row in ops.keyword_search(conn, [word], 3)]
