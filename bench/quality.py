@@ -644,15 +644,18 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def load_scifact(eval_dir: Path, limit: int | None = None) -> Suite:
-    """BEIR SciFact, test split: 5,183 abstracts, 300 queries, graded qrels (all grade 1)."""
+def load_scifact(eval_dir: Path, limit: int | None = None, split: Literal["test", "train"] = "test") -> Suite:
+    """BEIR SciFact: 5,183 abstracts; the test split's 300 queries, or the train split's 809 (``scifact-train``:
+    claims no default was chosen on, the same abstracts and index). Graded qrels, all grade 1."""
     base = eval_dir / "scifact"
     documents = {str(d["_id"]): Document(str(d["title"]), str(d["text"])) for d in read_jsonl(base / "corpus.jsonl")}
     queries = {str(q["_id"]): str(q["text"]) for q in read_jsonl(base / "queries.jsonl")}
     qrels: dict[str, dict[str, int]] = {}
-    rows = (base / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]  # header
+    rows = (base / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]  # header
     for qid, doc_id, grade in (row.split("\t") for row in rows if row.strip()):
         qrels.setdefault(qid, {})[doc_id] = int(grade)
+    if split == "train":
+        return replace(document_suite("scifact-train", documents, queries, qrels, limit, []), cache="scifact")
     references = [
         Reference("BM25 (BEIR paper)", {"ndcg@10": 0.665}),
         Reference("BM25 flat (Anserini)", {"ndcg@10": 0.679}),
@@ -661,6 +664,11 @@ def load_scifact(eval_dir: Path, limit: int | None = None) -> Suite:
         Reference("bge-small-en-v1.5 (MTEB)", {"ndcg@10": 0.713}),
     ]
     return document_suite("scifact", documents, queries, qrels, limit, references)
+
+
+def load_scifact_train(eval_dir: Path, limit: int | None = None) -> Suite:
+    """SciFact's train split (809 claims) over the same abstracts: a held-out check, as the split is never tuned on."""
+    return load_scifact(eval_dir, limit, "train")
 
 
 _SMART_FIELD = re.compile(r"\.([A-Z])(?:\s+(.*))?")
@@ -1242,6 +1250,7 @@ def _dataset_parsers(sub: Any, common: argparse.ArgumentParser) -> Iterator[tupl
     yield "locomo", lambda args: load_locomo(args.eval_dir, args.limit_conversations, args.pooled)
     collections: dict[str, tuple[str, Callable[[Path, int | None], Suite]]] = {
         "scifact": ("BEIR SciFact test split: 5,183 abstracts, 300 queries", load_scifact),
+        "scifact-train": ("SciFact's train split, held out: the same abstracts, 809 queries", load_scifact_train),
         "cisi": ("CISI: 1,460 documents, 76 judged queries", load_cisi),
         "cmrc": ("CMRC 2018 trial (Chinese): 256 paragraphs, their first questions", load_cmrc),
         "jsquad": ("JSQuAD test (Japanese): 1,159 paragraphs, their first answerable questions", load_jsquad),

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/robustness.py [--sets cisi,scifact,locomo,cmrc,jsquad] [--variants full,titles,q3,typo]
+    .venv/bin/python bench/robustness.py [--sets cisi,scifact,scifact-train,locomo,cmrc,jsquad] [--variants full,titles,q3,typo]
         [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--window-tokens N] [--limit-queries N]
         [--limit-conversations N]
         [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json]
@@ -19,6 +19,9 @@ seeded): how far a margin can move on another draw of queries of the same kind. 
 plain FTS5 over memdex's own chunks (the same ``porter unicode61`` OR, over the chunks memdex's default
 chunking cuts, the 30 best collapsed to their files as memdex's are): the part of the margin that memdex's
 ranking earns, apart from what judging chunks against documents costs or gives.
+
+``scifact-train`` is SciFact's train split (809 claims over the same abstracts and index), which no default was
+chosen on: a held-out check beside the test split the defaults were measured on.
 
 The compared figure is document-level nDCG@10 (best chunk per document) for the document sets. LoCoMo is
 judged by memdex at chunk level, while the floor's rows are whole session files, so there both are taken at
@@ -62,6 +65,7 @@ from bench.quality import (
     load_jsquad,
     load_locomo,
     load_scifact,
+    load_scifact_train,
     log,
     ndcg_at,
     parse_modes,
@@ -72,7 +76,7 @@ from bench.variants import VARIANTS, apply_variant, parse_variants
 from memdex.memory_core.config_sections import ChunkingSettings
 from memdex.memory_core.text.chunking import chunk_markdown
 
-SETS = ("cisi", "scifact", "locomo", "cmrc", "jsquad")
+SETS = ("cisi", "scifact", "scifact-train", "locomo", "cmrc", "jsquad")
 RESAMPLES = 2000  # bootstrap draws of each margin's interval
 
 
@@ -145,7 +149,8 @@ def loader(name: str, args: argparse.Namespace) -> Callable[[], Suite]:
     """The set's loader with the command line's limits."""
     if name == "locomo":
         return lambda: load_locomo(args.eval_dir, args.limit_conversations)
-    load = {"cisi": load_cisi, "scifact": load_scifact, "cmrc": load_cmrc, "jsquad": load_jsquad}[name]
+    load = {"cisi": load_cisi, "scifact": load_scifact, "scifact-train": load_scifact_train, "cmrc": load_cmrc,
+            "jsquad": load_jsquad}[name]  # fmt: skip
     return lambda: load(args.eval_dir, args.limit_queries)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import needs_shared
 
-from bench.quality import Document, document_suite
+from bench.quality import DEFAULT_EVAL_DIR, Document, document_suite, load_scifact, load_scifact_train
 from bench.robustness import chunk_floor, interval
 from bench.tokenizers import PLAIN, measure
 
@@ -46,3 +47,12 @@ def test_chunk_floor_ranks_memdex_chunks_and_judges_their_files(tmp_path: Path) 
     assert chunk_floor(suite) == pytest.approx([1.0, 1.0, 0.0])
     whole_files = measure(PLAIN, suite, tmp_path).scores
     assert whole_files[0] < 1.0 and whole_files[1:] == pytest.approx((1.0, 0.0))
+
+
+@needs_shared(DEFAULT_EVAL_DIR / "scifact" / "qrels" / "train.tsv")
+def test_scifact_train_asks_its_own_claims_of_the_test_splits_index() -> None:
+    test, train = load_scifact(DEFAULT_EVAL_DIR), load_scifact_train(DEFAULT_EVAL_DIR)
+    assert (train.name, train.folder, test.folder) == ("scifact-train", "scifact", "scifact")
+    assert train.workspaces[0].files == test.workspaces[0].files  # one index serves both
+    asked = {q.qid for q in train.workspaces[0].queries}
+    assert len(asked) == 809 and not asked & {q.qid for q in test.workspaces[0].queries}
