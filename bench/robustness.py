@@ -36,7 +36,6 @@ import argparse
 import json
 import math
 import random
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -53,12 +52,9 @@ from bench.quality import (
     DEFAULT_CACHE_DIR,
     DEFAULT_EVAL_DIR,
     DEFAULT_MODEL,
-    DOCUMENT_FETCH,
-    MAX_RESULTS,
     ModeRun,
     RunConfig,
     Suite,
-    file_grades,
     headline_row,
     load_cisi,
     load_cmrc,
@@ -67,11 +63,10 @@ from bench.quality import (
     load_scifact,
     load_scifact_train,
     log,
-    ndcg_at,
     parse_modes,
     run_suite,
 )
-from bench.tokenizers import PLAIN, _match, measure
+from bench.tokenizers import PLAIN, measure
 from bench.variants import VARIANTS, apply_variant, parse_variants
 from memdex.memory_core.config_sections import ChunkingSettings
 from memdex.memory_core.text.chunking import chunk_markdown
@@ -114,29 +109,10 @@ def interval(differences: Sequence[float], draws: int = RESAMPLES, seed: int = 0
     return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
 
 
-def chunk_floor(suite: Suite) -> list[float]:
-    """Each headline query's nDCG@10 for plain FTS5 over the chunks memdex's default chunking cuts: the
-    floor's ``porter unicode61`` OR of every word, the :data:`DOCUMENT_FETCH` best chunks collapsed to files."""
-    groups = dict(suite.rows)[suite.headline]
+def memdex_chunks(text: str) -> list[str]:
+    """The chunks memdex's default chunking cuts ``text`` into: the rows of the floor on memdex's own chunks."""
     chunking = ChunkingSettings()
-    scores: list[float] = []
-    for workspace in suite.workspaces:
-        owner: list[str] = []
-        with sqlite3.connect(":memory:") as conn:
-            conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize={PLAIN.tokenizer!r})")
-            for path in sorted(workspace.files):
-                for chunk in chunk_markdown(workspace.files[path], chunking.tokens, chunking.overlap):
-                    owner.append(path)
-                    conn.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (len(owner), PLAIN.index(chunk.text)))
-            sql = "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?"
-            for query in (q for q in workspace.queries if q.group in groups):
-                relevant = file_grades(query.relevant)
-                terms = PLAIN.query(query.text)
-                rows = conn.execute(sql, (_match(terms), DOCUMENT_FETCH)).fetchall() if terms else []
-                files = list(dict.fromkeys(owner[rowid - 1] for (rowid,) in rows))[:MAX_RESULTS]
-                scores.append(ndcg_at(MAX_RESULTS, [frozenset(u for u in relevant if u.path == f) for f in files], relevant))
-        conn.close()
-    return scores
+    return [chunk.text for chunk in chunk_markdown(text, chunking.tokens, chunking.overlap)]
 
 
 def headline_scores(suite: Suite, run: ModeRun) -> list[float]:
@@ -166,7 +142,7 @@ def measure_set(name: str, variant: str, suite: Suite | None, args: argparse.Nam
         return [Row(name, variant, mode.name, 0, math.nan, math.nan) for mode in modes]
     with tempfile.TemporaryDirectory() as tmp:
         floor = measure(PLAIN, suite, Path(tmp))
-    chunks = chunk_floor(suite)
+        chunks = measure(PLAIN, suite, Path(tmp), memdex_chunks)
     runs = anyio.run(run_suite, suite, modes, config)
     rows = []
     for run in runs:
@@ -176,7 +152,7 @@ def measure_set(name: str, variant: str, suite: Suite | None, args: argparse.Nam
             raise RuntimeError(f"{suite.name}: {len(ours)} queries judged for memdex, {len(floor.scores)} for the floor")
         low, high = interval([a - b for a, b in zip(ours, floor.scores, strict=True)])
         rows.append(Row(name, variant, run.mode.name, head["n"], head[key_metric(suite)], floor.ndcg, low, high,
-                        sum(chunks) / len(chunks)))  # fmt: skip
+                        chunks.ndcg))  # fmt: skip
         log(f"{suite.name} [{run.mode.name}]: {rows[-1].memdex:.3f} vs floor {floor.ndcg:.3f}")
     return rows
 

@@ -59,6 +59,7 @@ if str(REPO_ROOT) not in sys.path:  # so `python bench/tokenizers.py` works with
 
 from bench.quality import (
     DEFAULT_EVAL_DIR,
+    DOCUMENT_FETCH,
     MAX_RESULTS,
     Suite,
     file_grades,
@@ -199,47 +200,54 @@ def _match(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def _rank(conn: sqlite3.Connection, terms: Sequence[str], coordination: bool) -> list[int]:
-    """Row ids of the best documents for the OR of ``terms``."""
+def _rank(conn: sqlite3.Connection, terms: Sequence[str], coordination: bool, limit: int = MAX_RESULTS) -> list[int]:
+    """Row ids of the best ``limit`` rows for the OR of ``terms``."""
     if not terms:
         return []
     if not coordination:
         sql = "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?"
-        return [r for (r,) in conn.execute(sql, (_match(terms), MAX_RESULTS))]
+        return [r for (r,) in conn.execute(sql, (_match(terms), limit))]
     held: dict[int, int] = {}
     for term in terms:
         for (rowid,) in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (_match([term]),)):
             held[rowid] = held.get(rowid, 0) + 1
     bm25 = dict(conn.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", (_match(terms),)))
-    return sorted(held, key=lambda r: (-held[r], bm25[r]))[:MAX_RESULTS]
+    return sorted(held, key=lambda r: (-held[r], bm25[r]))[:limit]
 
 
-def measure(candidate: Candidate, suite: Suite, folder: Path) -> Result:
-    """Build the candidate's index of each workspace of ``suite`` (one row per file) and score the queries
-    of its headline row by file-level nDCG@10."""
+def measure(
+    candidate: Candidate, suite: Suite, folder: Path, units: Callable[[str], Sequence[str]] | None = None
+) -> Result:
+    """Build the candidate's index of each workspace of ``suite`` and score the queries of its headline row by
+    file-level nDCG@10. A row per file; or, with ``units``, a row per piece of a file it cuts (memdex's chunks),
+    the :data:`DOCUMENT_FETCH` best rows collapsed to their files, as memdex's answers are judged."""
     groups = dict(suite.rows)[suite.headline]
     scores: list[float] = []
     size = changed = 0
     seconds = 0.0
+    fetch = MAX_RESULTS if units is None else DOCUMENT_FETCH
     for workspace in suite.workspaces:
-        paths = sorted(workspace.files)
+        owner: list[str] = []  # each row's file
         path = folder / f"{suite.name}-{workspace.name}-{candidate.name.replace('/', '-')}.sqlite"
         conn = sqlite3.connect(path)
         started = time.perf_counter()
         conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize={candidate.tokenizer!r})")
-        for rowid, name in enumerate(paths, start=1):
+        for name in sorted(workspace.files):
             raw = workspace.files[name]
-            indexed = candidate.index(raw)
-            changed += indexed.split() != raw.split()
-            conn.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (rowid, indexed))
+            indexed = [(unit, candidate.index(unit)) for unit in ([raw] if units is None else units(raw))]
+            changed += any(text.split() != unit.split() for unit, text in indexed)
+            for _, text in indexed:
+                owner.append(name)
+                conn.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (len(owner), text))
         conn.commit()
         seconds += time.perf_counter() - started
         conn.execute("VACUUM")
         size += path.stat().st_size
         for query in (q for q in workspace.queries if q.group in groups):
             relevant = file_grades(query.relevant)
-            ranked = _rank(conn, candidate.query(query.text), candidate.coordination)
-            covered = [frozenset(u for u in relevant if u.path == paths[r - 1]) for r in ranked]
+            ranked = _rank(conn, candidate.query(query.text), candidate.coordination, fetch)
+            files = list(dict.fromkeys(owner[r - 1] for r in ranked))[:MAX_RESULTS]
+            covered = [frozenset(u for u in relevant if u.path == file) for file in files]
             scores.append(ndcg_at(MAX_RESULTS, covered, relevant))
         conn.close()
         path.unlink()

@@ -8,7 +8,7 @@ import pytest
 from helpers import needs_shared
 
 from bench.quality import DEFAULT_EVAL_DIR, Document, document_suite, load_scifact, load_scifact_train
-from bench.robustness import chunk_floor, interval
+from bench.robustness import interval, memdex_chunks
 from bench.tokenizers import PLAIN, measure
 
 
@@ -31,7 +31,7 @@ def test_interval_sees_a_one_sided_difference_as_above_zero() -> None:
     assert low > 0
 
 
-def test_chunk_floor_ranks_memdex_chunks_and_judges_their_files(tmp_path: Path) -> None:
+def test_the_floor_on_memdex_chunks_ranks_them_and_judges_their_files(tmp_path: Path) -> None:
     """A long paper that says "turtles" eight times in one place is found first through that chunk, while
     over whole files (the plain floor) a short note that says it once outranks the diluted paper; and a word
     no chunk holds finds nothing."""
@@ -44,7 +44,7 @@ def test_chunk_floor_ranks_memdex_chunks_and_judges_their_files(tmp_path: Path) 
     queries = {"q1": "turtles", "q2": "honey bees", "q3": "zebras"}
     qrels = {"q1": {"long": 1}, "q2": {"other": 1}, "q3": {"short": 1}}
     suite = document_suite("tiny", documents, queries, qrels, None, [])
-    assert chunk_floor(suite) == pytest.approx([1.0, 1.0, 0.0])
+    assert measure(PLAIN, suite, tmp_path, memdex_chunks).scores == pytest.approx((1.0, 1.0, 0.0))
     whole_files = measure(PLAIN, suite, tmp_path).scores
     assert whole_files[0] < 1.0 and whole_files[1:] == pytest.approx((1.0, 0.0))
 
