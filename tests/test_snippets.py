@@ -143,6 +143,29 @@ def test_budget_the_hits_leave_widens_the_best_snippets_first_up_to_their_chunks
     assert sum(narrow) <= 2100 and narrow[0] > 700 and narrow[1] <= 700  # ~690 left: all to the top hit
 
 
+def test_an_answer_never_shows_a_line_twice() -> None:
+    """Neighbouring chunks of a file overlap: a line the better hit shows is not shown again by the next one,
+    which shows its own best lines instead (whole lines, true line numbers)."""
+    lines = [FILLER] * 34
+    lines[16] = "- **Mel**: we went camping with the turtles at the lake"  # line 17, in both chunks
+    lines[29] = "- **Mel**: the turtles were back in the pond on Sunday"  # line 30, in the second only
+    items = [chunk(lines[:20], start=1, cid=1), chunk(lines[14:], start=15, cid=2)]
+    (_, top), (_, after) = fit(items, ["camping", "turtles"], 4000, 400)[0]
+    assert top.start_line <= 17 <= top.end_line
+    assert top.end_line < after.start_line <= 30 <= after.end_line
+    assert after.text == "\n".join(lines[after.start_line - 1 : after.end_line])
+
+
+def test_a_line_shown_in_part_may_be_shown_again() -> None:
+    """A long line is shown by its best sentences: the rest of it is not shown, so a later hit on the same line
+    (a heading over it, read on) still shows what it holds."""
+    long_line = "Filler words go here. " * 60 + "The turtles nest by the lake. " + "More filler goes here. " * 60
+    items = [chunk([long_line], start=3, cid=1), chunk(["# Turtles", "", long_line], start=1, cid=2)]
+    (_, piece), (_, heading) = fit(items, ["turtles", "nest"], 800, 400)[0]
+    assert piece.text.startswith("…") and "turtles nest" in piece.text
+    assert "turtles nest" in heading.text and heading.end_line == 3
+
+
 async def test_search_shows_the_deep_line_and_memory_get_reads_exactly_it(
     make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
 ) -> None:

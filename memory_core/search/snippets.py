@@ -74,23 +74,55 @@ class LineScorer:
         return ", ".join(f"{term} ({self.weights[term]:.1f})" for term in matched)
 
 
-def best_window(text: str, start_line: int, end_line: int, scorer: LineScorer, max_chars: int) -> Window:
+def best_window(
+    text: str,
+    start_line: int,
+    end_line: int,
+    scorer: LineScorer,
+    max_chars: int,
+    shown: frozenset[tuple[int, str]] = frozenset(),
+) -> Window:
     """The run of whole lines of ``text`` (a chunk of lines ``start_line..end_line``) best for the query.
 
     A chunk that fits (``max_chars`` weighted characters) is returned whole. Otherwise the highest-scoring
     run of lines that fits is found, narrowed to its matching lines and widened again around them with
     context, a line before then a line after, while it fits. A single line longer than ``max_chars`` shows
     its best sentences (:func:`_cut_line`); a chunk with no matching line shows its head.
+    Lines in ``shown`` (number and text: lines of the file a better hit shows whole, as neighbouring chunks
+    overlap) are left out: the window is chosen in the stretch of the chunk's other lines that holds the
+    best of them, so an answer never shows a line twice.
     A chunk whose text is not its file's lines one for one (a transcript's readable excerpt) keeps
     its own line range.
     """
-    if text_cost(text) <= max_chars:
-        return Window(start_line, end_line, text, "the whole chunk (it fits)")
     lines = text.split("\n")
-    window = _choose(lines, start_line, scorer, max_chars)
-    if len(lines) != end_line - start_line + 1:
+    if len(lines) != end_line - start_line + 1:  # not the file's lines one for one: its own range
+        if text_cost(text) <= max_chars:
+            return Window(start_line, end_line, text, "the whole chunk (it fits)")
+        window = _choose(lines, start_line, scorer, max_chars)
         return Window(start_line, end_line, window.text, window.why)
-    return window
+    first, last = _unshown_stretch(lines, start_line, scorer, shown)
+    part = lines[first : last + 1]
+    if text_cost(joined := "\n".join(part)) <= max_chars:
+        why = "the whole chunk (it fits)" if len(part) == len(lines) else "the chunk's lines no better hit shows (they fit)"
+        return Window(start_line + first, start_line + last, joined, why)
+    return _choose(part, start_line + first, scorer, max_chars)
+
+
+def _unshown_stretch(
+    lines: list[str], start_line: int, scorer: LineScorer, shown: frozenset[tuple[int, str]]
+) -> tuple[int, int]:
+    """The run of ``lines`` (indexes, inclusive) outside ``shown`` that holds the best-scoring such line; all
+    of them when none is shown, or when every line is (then there is nothing new to show instead)."""
+    free = [(start_line + at, line) not in shown for at, line in enumerate(lines)]
+    if all(free) or not any(free):
+        return 0, len(lines) - 1
+    best = max((at for at in range(len(lines)) if free[at]), key=lambda at: scorer.score(lines[at]))
+    first, last = best, best
+    while first > 0 and free[first - 1]:
+        first -= 1
+    while last < len(lines) - 1 and free[last + 1]:
+        last += 1
+    return first, last
 
 
 def _choose(lines: list[str], start_line: int, scorer: LineScorer, max_chars: int) -> Window:
@@ -229,10 +261,21 @@ def fit(
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
         row = item.row
-        window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1))
+        window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1), _shown(chosen, row.path))
         used += text_cost(window.text)
         chosen.append((item, window))
     return _widened(chosen, scorer, budget - used), 0
+
+
+def _shown(chosen: Sequence[tuple[Ranked, Window]], path: str) -> frozenset[tuple[int, str]]:
+    """The lines of ``path`` (number and text) that the windows in ``chosen`` show whole; a line shown in part
+    (a long line's best sentences, one piece of it) or a transcript's excerpt is not among them."""
+    found: set[tuple[int, str]] = set()
+    for item, window in chosen:
+        lines = window.text.split("\n")
+        if item.path == path and len(lines) == window.end_line - window.start_line + 1:
+            found.update((window.start_line + at, line) for at, line in enumerate(lines))
+    return frozenset(found)
 
 
 def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int) -> list[tuple[Ranked, Window]]:
@@ -243,7 +286,8 @@ def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int
             break
         shown = text_cost(window.text)
         if len(window.text) < len(row.text):
-            wider = best_window(row.text, row.start_line, row.end_line, scorer, shown + spare)
+            others = _shown(chosen[:at] + chosen[at + 1 :], row.path)
+            wider = best_window(row.text, row.start_line, row.end_line, scorer, shown + spare, others)
             spare -= text_cost(wider.text) - shown
             chosen[at] = (item, wider)
     return chosen
