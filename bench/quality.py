@@ -283,7 +283,8 @@ METRICS: dict[str, Metric] = {
 SESSION_KS = {"session_recall@5": 5, "session_recall@10": 10}
 READ_LIMITS = {"ev@2k": 2_000, "ev@4k": 4_000}  # characters of snippets an agent reads
 CHAT_METRICS = (
-    *SESSION_KS, "session_ndcg@10", "turn_session_recall@5", *READ_LIMITS, "ev_returned", "chars", "no_results"
+    *SESSION_KS, "session_ndcg@10", "turn_session_recall@5", *READ_LIMITS, "ev_returned", "chars", "repeated",
+    "no_results",
 )
 
 
@@ -327,6 +328,20 @@ def evidence_read(evidence: Sequence[str], snippets: Sequence[str], limit: int) 
     return sum(normalise_text(text) in read for text in evidence) / len(evidence)
 
 
+def repeated_share(hits: Sequence[Hit]) -> float:
+    """Share of an answer's characters in lines an earlier hit of it already shows (same file, line and text):
+    what the overlap of neighbouring chunks costs the reader."""
+    seen: set[tuple[str, int, str]] = set()
+    repeated = total = 0
+    for hit in hits:
+        for at, line in enumerate(hit.snippet.split("\n")):
+            key = (hit.path, hit.start_line + at, line)
+            total += len(line) + 1
+            repeated += (len(line) + 1) * (key in seen)
+            seen.add(key)
+    return repeated / total if total else 0.0
+
+
 def evidence_returned(hits: Sequence[Hit], relevant: Grades) -> float:
     """Share of the relevant units (evidence turns) inside a returned hit's chunk, shown in its snippet or
     not: the most that better snippets could show; the rest is lost to ranking."""
@@ -347,6 +362,7 @@ def chat_scores(
         **{name: evidence_read(query.evidence, snippets, limit) for name, limit in READ_LIMITS.items()},
         "ev_returned": evidence_returned(defaults, query.relevant),
         "chars": float(sum(map(len, snippets))),
+        "repeated": repeated_share(defaults),
         "no_results": float(not defaults),
     }
 
@@ -1121,6 +1137,7 @@ def render_chat(suite: Suite, runs: Sequence[ModeRun]) -> list[str]:
         f"What the agent reads — memory_search at its defaults ({limits}): ev@2k / ev@4k = share of evidence "
         "turns whole in the first 2,000 / 4,000 characters of the snippets; ev_returned = share inside a returned "
         "hit's chunk, shown or not (the rest is lost to ranking); chars = characters returned; "
+        "repeated = share of them in lines an earlier hit of the answer shows; "
         f"no_results = share of empty answers. session_recall@k = evidence files among the top k of {MAX_RESULTS}; "
         f"session_ndcg@10 = nDCG@10 of the distinct files of {DOCUMENT_FETCH} chunks (a search of its own, as "
         "document sets are judged); "

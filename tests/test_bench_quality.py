@@ -30,6 +30,7 @@ from bench.quality import (
     load_locomo,
     random_queries,
     recall_at,
+    repeated_share,
     score_query,
     session_ndcg_at,
     session_recall_at,
@@ -142,6 +143,16 @@ def test_evidence_returned_counts_turns_inside_a_returned_chunk_shown_or_not() -
     assert evidence_returned(answer, relevant) == pytest.approx(1 / 3)
     assert evidence_returned([*answer, hit("memory/b.md", lines=(3, 3))], relevant) == pytest.approx(2 / 3)
     assert evidence_returned([], relevant) == 0.0
+
+
+def test_repeated_share_counts_lines_an_earlier_hit_already_shows() -> None:
+    """Same file, line number and text: repeated; the same text elsewhere, or in another file, is not."""
+    first = hit("memory/a.md", "aaaa\nbbbb", lines=(4, 5))
+    again = hit("memory/a.md", "bbbb\ncccc", lines=(5, 6))  # line 5 shown twice: 5 of its 10 characters
+    assert repeated_share([first, again]) == pytest.approx(5 / 20)
+    assert repeated_share([first, hit("memory/b.md", "bbbb", lines=(5, 5))]) == 0.0
+    assert repeated_share([first, hit("memory/a.md", "bbbb", lines=(9, 9))]) == 0.0
+    assert repeated_share([]) == 0.0
 
 
 def test_random_queries_are_deterministic_and_absent_from_the_workspace() -> None:
