@@ -59,6 +59,24 @@ def test_min_score_keeps_what_either_side_scores_high_enough() -> None:
     assert hits[1].score == pytest.approx(0.2 * 0.55) and hits[1].vector_score == pytest.approx(0.55)
 
 
+def test_hybrid_withholds_the_keyword_hits_keyword_search_withholds() -> None:
+    """A query on another topic that shares a common word with the memory ('show'): its keyword hit scores
+    above min_score (coverage leaves out the words no chunk holds), but keyword search answers nothing, and
+    so does hybrid search unless the vector side finds something. A query keyword search answers keeps its
+    keyword hits."""
+    terms = ["aspirin", "platelets", "show"]
+    other_topic = weigh_terms(terms, {"show": 30}, 100)
+    show = row(1, "memory/a.md", "Let me show you the garden", -1.0)
+    assert keyword_score(show, other_topic) >= 0.35 and rank_keyword([show], other_topic, 5, QuerySettings(), TODAY) == []
+    assert rank_hybrid([show], [], other_topic, 5, 0.35, QuerySettings(), TODAY) == []
+    near = row(2, "memory/b.md", "blood thinners", 0.4)  # cosine distance 0.4: similarity 0.6
+    assert [h.path for h in rank_hybrid([show], [near], other_topic, 5, 0.35, QuerySettings(), TODAY)] == ["memory/b.md"]
+    known = weigh_terms(terms, {"aspirin": 1, "show": 30}, 100)
+    aspirin = row(3, "memory/c.md", "aspirin for the headache", -2.0)
+    found = rank_hybrid([show, aspirin], [], known, 5, 0.35, QuerySettings(), TODAY)
+    assert [h.path for h in found] == ["memory/c.md"]  # "show" weighs little beside "aspirin": below min_score
+
+
 def test_when_nothing_clears_min_score_keyword_hits_are_still_returned() -> None:
     """An exact ID match is never silently dropped: keyword hits survive a too-high bar, vector-only ones do not."""
     keyword = [row(1, "id.md", "YN0028 and more words", -0.5)]  # half the (equally rare) terms: text score 0.5

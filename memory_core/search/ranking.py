@@ -104,10 +104,11 @@ def rank_hybrid(
     Ranking uses the fused score; the cut asks whether the vector similarity or the keyword score
     alone reaches ``min_score``. Cutting on the fused score instead (OpenClaw's rule) ties the cut to
     the weights: with the keyword-heavy weights the benchmark favours, a strong paraphrase match that
-    shares no word with the query could never pass. When nothing is kept, the keyword hits are returned
-    as keyword-only search would (if together they answer ``query.min_share`` of the query), so an exact
-    ID match is never silently dropped, while a query on another topic that shares a common word gets
-    no answer.
+    shares no word with the query could never pass. Keyword scores count only when keyword-only search
+    would answer (:func:`answers`): a query on another topic that shares a common word with the memory
+    gets a high keyword score on that word alone, and no answer from either search (LoCoMo's other-topic
+    probes answered with nothing, hybrid: 0.175 -> 0.850). When nothing clears ``min_score``, the keyword
+    hits are returned as keyword-only search returns them, so an exact ID match is never silently dropped.
     """
     text = {row.id: keyword_score(row, weights) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
@@ -120,10 +121,12 @@ def rank_hybrid(
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * fusing.get(cid, 0.0) for cid in rows}
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
-    kept = [item for item in ordered if max(item.text_score or 0.0, item.vector_score or 0.0) >= min_score]
-    if not kept:  # as keyword-only search answers: the keyword hits, if together they answer the query
+    by_text = sorted((item for item in scored if item.text_score is not None), key=lambda item: -(item.text_score or 0.0))
+    text_answers = answers(by_text[:limit], weights, query.min_share)
+    bar = min_score if text_answers else math.inf  # keyword scores count only when keyword search would answer
+    kept = [item for item in ordered if (item.vector_score or 0.0) >= min_score or (item.text_score or 0.0) >= bar]
+    if not kept and text_answers:  # as keyword-only search answers: the keyword hits
         kept = [item for item in ordered if item.text_score is not None][:limit]
-        kept = kept if answers(kept, weights, query.min_share) else []
     return kept[:limit]
 
 
