@@ -88,8 +88,8 @@ def best_window(
     run of lines that fits is found, narrowed to its matching lines and widened again around them with
     context, a line before then a line after, while it fits. A single line longer than ``max_chars`` shows
     its best sentences (:func:`_cut_line`); a chunk with no matching line shows its head.
-    Lines in ``shown`` (number and text: lines of the file a better hit shows whole, as neighbouring chunks
-    overlap) are left out: the window is chosen in the stretch of the chunk's other lines that holds the
+    Lines in ``shown`` (number and text: lines of the file another hit of the answer shows whole, as
+    neighbouring chunks overlap) are left out: the window is chosen in the stretch of the chunk's other lines that holds the
     best of them, so an answer never shows a line twice.
     A chunk whose text is not its file's lines one for one (a transcript's readable excerpt) keeps
     its own line range.
@@ -103,7 +103,7 @@ def best_window(
     first, last = _unshown_stretch(lines, start_line, scorer, shown)
     part = lines[first : last + 1]
     if text_cost(joined := "\n".join(part)) <= max_chars:
-        why = "the whole chunk (it fits)" if len(part) == len(lines) else "the chunk's lines no better hit shows (they fit)"
+        why = "the whole chunk (it fits)" if len(part) == len(lines) else "the chunk's lines no other hit shows (they fit)"
         return Window(start_line + first, start_line + last, joined, why)
     return _choose(part, start_line + first, scorer, max_chars)
 
