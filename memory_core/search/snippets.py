@@ -89,23 +89,21 @@ def best_window(
     context, a line before then a line after, while it fits. A single line longer than ``max_chars`` shows
     its best sentences (:func:`_cut_line`); a chunk with no matching line shows its head.
     Lines in ``shown`` (number and text: lines of the file another hit of the answer shows whole, as
-    neighbouring chunks overlap) are left out: the window is chosen in the stretch of the chunk's other lines that holds the
-    best of them, so an answer never shows a line twice.
+    neighbouring chunks overlap) are left out: the window is chosen in the stretch of the chunk's other lines
+    that holds the best of them, so an answer never shows a line twice.
     A chunk whose text is not its file's lines one for one (a transcript's readable excerpt) keeps
     its own line range.
     """
     lines = text.split("\n")
-    if len(lines) != end_line - start_line + 1:  # not the file's lines one for one: its own range
-        if text_cost(text) <= max_chars:
-            return Window(start_line, end_line, text, "the whole chunk (it fits)")
-        window = _choose(lines, start_line, scorer, max_chars)
-        return Window(start_line, end_line, window.text, window.why)
-    first, last = _unshown_stretch(lines, start_line, scorer, shown)
+    one_for_one = len(lines) == end_line - start_line + 1
+    first, last = _unshown_stretch(lines, start_line, scorer, shown) if one_for_one else (0, len(lines) - 1)
     part = lines[first : last + 1]
     if text_cost(joined := "\n".join(part)) <= max_chars:
         why = "the whole chunk (it fits)" if len(part) == len(lines) else "the chunk's lines no other hit shows (they fit)"
-        return Window(start_line + first, start_line + last, joined, why)
-    return _choose(part, start_line + first, scorer, max_chars)
+        window = Window(start_line + first, start_line + last, joined, why)
+    else:
+        window = _choose(part, start_line + first, scorer, max_chars)
+    return window if one_for_one else Window(start_line, end_line, window.text, window.why)
 
 
 def _unshown_stretch(
