@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from memdex.memory_core.config_sections import QuerySettings
-from memdex.memory_core.search.ranking import decay, keyword_score, rank_hybrid, rank_keyword
-from memdex.memory_core.search.scoring import TermWeights, answer_share, soft_cap, weigh_terms
+from memdex.memory_core.search.ranking import SHARE_IN_FUSION, decay, keyword_score, rank_hybrid, rank_keyword
+from memdex.memory_core.search.scoring import K1, TermWeights, answer_share, bm25_share, soft_cap, weigh_terms
 from memdex.memory_core.stores.records import ChunkRow
 
 TODAY = dt.date(2026, 6, 30)
@@ -28,11 +28,14 @@ def test_weighted_fusion_combines_normalised_weights() -> None:
     keyword = [row(1, "a.md", "alpha beta", -5.0)]
     vector = [row(1, "a.md", "alpha beta", 0.2), row(2, "b.md", "gamma", 0.1)]
     q = QuerySettings(vector_weight=0.35, text_weight=0.15)  # normalises to 0.7 / 0.3
-    hits = rank_hybrid(keyword, vector, weigh(["alpha", "beta"]), 5, 0.0, q, TODAY)
+    weights = weigh(["alpha", "beta"])
+    hits = rank_hybrid(keyword, vector, weights, 5, 0.0, q, TODAY)
     by_path = {h.path: h for h in hits}
     assert by_path["a.md"].vector_score == pytest.approx(0.8)
     assert by_path["a.md"].text_score == soft_cap(1.0)  # coverage: both terms
-    assert by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)  # the fused keyword side: coverage 1
+    share = bm25_share(-5.0, weights) / (K1 + 1.0)
+    fused_text = (1 - SHARE_IN_FUSION) * 1.0 + SHARE_IN_FUSION * share  # coverage 1, and a part BM25's share
+    assert 0.0 < share < 1.0 and by_path["a.md"].score == pytest.approx(0.7 * 0.8 + 0.3 * fused_text)
     assert by_path["b.md"].score == pytest.approx(0.7 * 0.9) and by_path["b.md"].text_score is None
 
 
@@ -47,6 +50,16 @@ def test_fusion_still_orders_strong_keyword_matches_whose_shares_both_reach_1() 
     hits = rank_hybrid(keyword, vector, weigh(terms), 5, 0.0, QuerySettings(), TODAY)
     assert [h.path for h in hits] == ["strong.md", "weaker.md"]
     assert 0.8 < hits[1].text_score < hits[0].text_score < 1.0  # type: ignore[operator]
+
+
+def test_fusion_orders_chunks_that_each_hold_every_word_of_a_short_query_by_bm25() -> None:
+    """Both notes hold both words of a short query (coverage 1 each); one holds them far more strongly (bm25
+    -12 against -4). It stays first although the vector side slightly prefers the other: without BM25's share
+    in the keyword side, the two tied there and the vector alone ordered them."""
+    keyword = [row(1, "strong.md", "lichen spores lichen spores", -12.0), row(2, "weak.md", "lichen spores", -4.0)]
+    vector = [row(2, "weak.md", "lichen spores", 0.50), row(1, "strong.md", "lichen spores lichen spores", 0.52)]
+    hits = rank_hybrid(keyword, vector, weigh(["lichen", "spores"]), 5, 0.0, QuerySettings(), TODAY)
+    assert [h.path for h in hits] == ["strong.md", "weak.md"]
 
 
 def test_min_score_keeps_what_either_side_scores_high_enough() -> None:

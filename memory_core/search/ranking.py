@@ -16,7 +16,13 @@ from ..config_sections import QuerySettings
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
 from ..text.terms import stems
-from .scoring import TermWeights, answer_share, bm25_share, bm25_strength, held_terms, soft_cap, term_coverage
+from .scoring import K1, TermWeights, answer_share, bm25_share, bm25_strength, held_terms, soft_cap, term_coverage
+
+# The part of hybrid search's keyword side that is BM25's share of the query (:func:`fusion_keyword_score`).
+# Measured on every set x variant, hybrid 0.2/0.8 (bench/robustness.py), against none: nDCG@10 on SciFact's
+# held-out claims 0.719 -> 0.725, their three-word queries 0.457 -> 0.466, LoCoMo's misspelt questions 0.749 ->
+# 0.762, CISI 0.452 -> 0.449; 0.2 was no better on the six rows it was run on (docs/benchmarks.md).
+SHARE_IN_FUSION = 0.1
 
 
 @dataclass(frozen=True)
@@ -48,12 +54,18 @@ def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
 
 
 def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
-    """The keyword side of weighted fusion, 0..1: FTS5's bm25 ``s`` as ``s / (1 + s)``, or the
+    """The keyword side of weighted fusion, 0..1: mostly FTS5's bm25 ``s`` as ``s / (1 + s)``, or the
     IDF-weighted coverage if larger. Unlike :func:`keyword_score`'s share, which reaches 1 for every
     strong match of a long query, it keeps ordering strong matches, so the vector side does not
     decide among them alone (measured at 0.2/0.8: CISI nDCG@10 0.401 → 0.445, SciFact 0.715 → 0.732,
-    LoCoMo 0.783 → 0.785; keyword-only ranking keeps the share, which SciFact's floor needs)."""
-    return max(bm25_strength(row.rank), term_coverage(weights, row.text))
+    LoCoMo 0.783 → 0.785; keyword-only ranking keeps the share, which SciFact's floor needs).
+
+    :data:`SHARE_IN_FUSION` of it is the chunk's BM25 share of the query (:func:`.scoring.bm25_share`, over
+    its ceiling K1 + 1): every chunk that holds each word of a short query has coverage 1, and the vector
+    side alone ordered them, whatever the words' counts and the chunks' lengths."""
+    view = max(bm25_strength(row.rank), term_coverage(weights, row.text))
+    share = min(bm25_share(row.rank, weights, row.text), K1 + 1.0) / (K1 + 1.0)
+    return (1.0 - SHARE_IN_FUSION) * view + SHARE_IN_FUSION * share
 
 
 def rank_keyword(
