@@ -39,7 +39,13 @@ class Ranked:
         return self.row.path
 
 
-def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
+def keyword_views(row: ChunkRow, weights: TermWeights) -> tuple[float, float]:
+    """The chunk's BM25 share of the query and its coverage (:mod:`.scoring`): what both keyword scores are
+    made of, worked out once per chunk."""
+    return bm25_share(row.rank, weights, row.text), term_coverage(weights, row.text)
+
+
+def keyword_score(row: ChunkRow, weights: TermWeights, views: tuple[float, float] | None = None) -> float:
     """How much of the query the chunk holds, and how strongly, 0..1, each term weighed by its rarity: the
     larger of two views, through :func:`.scoring.soft_cap`.
 
@@ -50,10 +56,10 @@ def keyword_score(row: ChunkRow, weights: TermWeights) -> float:
     query's IDF, so they compare without rescaling. The soft cap keeps shares up to 0.5 as they are (the
     ``min_score`` bar reads them) and keeps the hits that answer the whole query apart, below 1.
     """
-    return soft_cap(max(bm25_share(row.rank, weights, row.text), term_coverage(weights, row.text)))
+    return soft_cap(max(views or keyword_views(row, weights)))
 
 
-def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
+def fusion_keyword_score(row: ChunkRow, weights: TermWeights, views: tuple[float, float] | None = None) -> float:
     """The keyword side of weighted fusion, 0..1: mostly FTS5's bm25 ``s`` as ``s / (1 + s)``, or the
     IDF-weighted coverage if larger. Unlike :func:`keyword_score`'s share, which reaches 1 for every
     strong match of a long query, it keeps ordering strong matches, so the vector side does not
@@ -63,9 +69,9 @@ def fusion_keyword_score(row: ChunkRow, weights: TermWeights) -> float:
     :data:`SHARE_IN_FUSION` of it is the chunk's BM25 share of the query (:func:`.scoring.bm25_share`, over
     its ceiling K1 + 1): every chunk that holds each word of a short query has coverage 1, and the vector
     side alone ordered them, whatever the words' counts and the chunks' lengths."""
-    view = max(bm25_strength(row.rank), term_coverage(weights, row.text))
-    share = min(bm25_share(row.rank, weights, row.text), K1 + 1.0) / (K1 + 1.0)
-    return (1.0 - SHARE_IN_FUSION) * view + SHARE_IN_FUSION * share
+    share, coverage = views or keyword_views(row, weights)
+    view = max(bm25_strength(row.rank), coverage)
+    return (1.0 - SHARE_IN_FUSION) * view + SHARE_IN_FUSION * min(share, K1 + 1.0) / (K1 + 1.0)
 
 
 def rank_keyword(
@@ -122,14 +128,15 @@ def rank_hybrid(
     probes answered with nothing, hybrid: 0.175 -> 0.850). When nothing clears ``min_score``, the keyword
     hits are returned as keyword-only search returns them, so an exact ID match is never silently dropped.
     """
-    text = {row.id: keyword_score(row, weights) for row in keyword_rows}
+    views = {row.id: keyword_views(row, weights) for row in keyword_rows}
+    text = {row.id: keyword_score(row, weights, views[row.id]) for row in keyword_rows}
     vector = {row.id: max(0.0, 1.0 - row.rank) for row in vector_rows}
     rows = {row.id: row for row in [*keyword_rows, *vector_rows]}
     vector_weight, text_weight = _weights(query)
     if query.fusion == "rrf":
         fused = _reciprocal_rank(keyword_rows, vector_rows, query.rrf_k, vector_weight, text_weight)
     else:
-        fusing = {row.id: fusion_keyword_score(row, weights) for row in keyword_rows}
+        fusing = {row.id: fusion_keyword_score(row, weights, views[row.id]) for row in keyword_rows}
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * fusing.get(cid, 0.0) for cid in rows}
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
