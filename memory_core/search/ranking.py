@@ -79,9 +79,13 @@ def rank_keyword(
 ) -> list[Ranked]:
     """Keyword-only ranking, abstaining as a whole (:func:`answers`): no chunk is cut for answering little of
     the query on its own, since a long question is answered by short notes that each hold a word or two."""
-    scored = [Ranked(row, s, text_score=s) for row in rows for s in [keyword_score(row, weights)]]
-    ranked = _finish(scored, query, today, limit)[:limit]
+    ranked = _keyword_order([(row, keyword_score(row, weights)) for row in rows], query, today, limit)
     return ranked if answers(ranked, weights, query.min_share) else []
+
+
+def _keyword_order(scores: Sequence[tuple[ChunkRow, float]], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
+    """The first ``limit`` chunks in keyword-only search's order, from their keyword scores."""
+    return _finish([Ranked(row, s, text_score=s) for row, s in scores], query, today, limit)[:limit]
 
 
 def answers(items: Sequence[Ranked], weights: TermWeights, min_share: float) -> bool:
@@ -140,8 +144,8 @@ def rank_hybrid(
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * fusing.get(cid, 0.0) for cid in rows}
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
-    by_text = sorted((item for item in scored if item.text_score is not None), key=lambda item: -(item.text_score or 0.0))
-    text_answers = answers(by_text[:limit], weights, query.min_share)
+    by_text = _keyword_order([(row, text[row.id]) for row in keyword_rows], query, today, limit)
+    text_answers = answers(by_text, weights, query.min_share)
     bar = min_score if text_answers else math.inf  # keyword scores count only when keyword search would answer
     kept = [item for item in ordered if (item.vector_score or 0.0) >= min_score or (item.text_score or 0.0) >= bar]
     if not kept and text_answers:  # as keyword-only search answers: the keyword hits
