@@ -284,6 +284,48 @@ async def test_a_named_file_ranks_first_and_is_marked_so(
     assert named_files("the 148 parts", ["notes/148.md", *others]) == []
 
 
+async def test_a_folder_is_named_by_its_path_not_by_the_word_alone(make_engine: MakeEngine, write: Write) -> None:
+    """"projects" is a word as often as a folder: it put the folder's notes, on whatever topic, before every
+    answer to a question that held the word (a folder of fewer than half the files)."""
+    logs = [f"memory/2026-03-0{n}.md" for n in range(1, 5)]
+    projects = [f"memory/projects/p{n}.md" for n in range(1, 4)]
+    for rel in logs:
+        write(rel, STRONG.format(n=rel[7:17]))
+    for rel in projects:
+        write(rel, "# Budget\n\n- Review the budget with the bank.\n- The river office pays.\n")
+    async with make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO) as engine:
+        await engine.sync()
+        for query in (f"{QUERY} projects", f"what do the projects say about {QUERY}"):
+            answer = await engine.search(query, max_results=7, explain=True)
+            assert set(_paths(answer)[:4]) == set(logs), (query, _paths(answer))
+            assert not any(hit.explain and hit.explain.named_file for hit in answer.results), query
+        for query in (f"{QUERY} in projects/", f"{QUERY} in memory/projects"):
+            answer = await engine.search(query, max_results=7, explain=True)
+            assert set(_paths(answer)[:3]) == set(projects), (query, _paths(answer))
+            assert all(hit.explain and hit.explain.named_file for hit in answer.results[:3]), query
+    assert named_files("notes on projects", [*projects, *logs]) == []
+    assert named_files("projects/ notes", [*projects, LOOKALIKE, *logs]) == projects  # a folder, not a prefix of a name
+
+
+async def test_a_long_named_file_ranks_its_chunks_that_answer_first(make_engine: MakeEngine, write: Write) -> None:
+    """The chunks of a named file that answer the rest of the query come first, wherever they are in it:
+    before, the file's first chunks did (24 of 40, none of them about the heron)."""
+    topics = [f"## Topic {n}\n\n" + "".join(f"- Filler line {n}.{i} about the garden shed.\n" for i in range(40)) for n in range(40)]
+    topics[35] = "## Birds\n\n- A heron stood in the pond by the boathouse.\n"
+    write(LONG_TERM, "# Long-term\n\n" + "\n".join(topics))
+    write("memory/birds.md", "# Heron\n\n- Heron, heron: a grey heron at the pond.\n")  # the best match unnamed
+    async with make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO) as engine:
+        await engine.sync()
+        assert (await engine.status()).chunks > 40
+        unnamed = await engine.search("heron pond")
+        assert _paths(unnamed)[0] == "memory/birds.md"
+        named = await engine.search("what did MEMORY say about the heron pond")
+        top = named.results[0]
+        assert top.path == LONG_TERM and "heron" in top.snippet, [(hit.path, hit.start_line) for hit in named.results]
+        whole = await engine.search("MEMORY")  # a query of names alone: the file from its start
+        assert [(hit.path, hit.start_line) for hit in whole.results][0] == (LONG_TERM, 1)
+
+
 # 3. Rerank -------------------------------------------------------------------------------------
 
 MARKER = "heron"

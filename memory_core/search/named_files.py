@@ -1,11 +1,13 @@
-"""The files a query names: ``2026-01-15``, ``MEMORY``, ``atlas.md``, a folder such as ``projects``.
+"""The files a query names: ``2026-01-15``, ``MEMORY``, ``atlas.md``, a folder written as a path, ``projects/``.
 
 A query that names a file wants that file: its chunks rank first. Names are matched literally so
 that ordinary words do not trigger it: a date (``YYYY-MM-DD``) matches the daily logs it dates; a
 word (not a bare number: "148" is a count more often than a name) matches a file's name, with or
-without its extension, or a folder, only when written as the path writes it (``MEMORY`` names
-MEMORY.md, "memory" in a sentence does not); a word with a slash matches a path's tail. A name that
-would select more than half of the files (the ``memory/`` folder itself) names nothing.
+without its extension, only when written as the path writes it (``MEMORY`` names MEMORY.md, "memory"
+in a sentence does not); a word with a slash matches a path's tail or a folder (``projects/``,
+``memory/2026``). A folder's bare name names nothing: "memory", "notes" or "projects" is an ordinary
+word more often than a folder, and every query that held it put that folder's notes, on whatever
+topic, before its answer. A name that would select more than half of the files names nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 _DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-_NAME = re.compile(r"[\w.-]+(?:/[\w.-]+)*")
+_NAME = re.compile(r"[\w.-]+(?:/[\w.-]+)*/?")  # a trailing slash marks a folder
 _EXTENSIONS = (".md", ".jsonl")
 MIN_NAME = 3  # shorter words ("a", "to") never name a file
 
@@ -32,38 +34,48 @@ class NameIndex:
         self.paths = list(paths)
         self._names: defaultdict[str, set[str]] = defaultdict(set)
         for path in self.paths:
-            *folders, name = path.split("/")
+            name = path.rsplit("/", 1)[-1]
             stem = next((name[: -len(ext)] for ext in _EXTENSIONS if name.endswith(ext)), name)
-            for key in {name, stem, *folders, *_DATE.findall(name)}:
+            for key in {name, stem, *_DATE.findall(name)}:
                 self._names[key].add(path)
 
     def named(self, query: str) -> list[str]:
         """The paths ``query`` names, in path order (empty: it names none)."""
+        return self.naming(query)[0]
+
+    def naming(self, query: str) -> tuple[list[str], list[str]]:
+        """The paths ``query`` names, in path order, and the names that chose them, as the query writes them."""
         words = {word.strip(".-") for word in _NAME.findall(query)}
-        names = set(_DATE.findall(query)) | {w for w in words if len(w) >= MIN_NAME and not w.isdigit()}
+        names = set(_DATE.findall(query)) | {w for w in words if len(w.strip("/")) >= MIN_NAME and not w.isdigit()}
         named: set[str] = set()
-        for name in names:
+        naming: list[str] = []
+        for name in sorted(names):
             chosen = self._tails(name) if "/" in name else self._names.get(name, set())
-            if len(chosen) * 2 <= len(self.paths):  # a name for most files (the memory/ folder) names none
+            if chosen and len(chosen) * 2 <= len(self.paths):  # a name for most files (the memory/ folder) names none
                 named |= chosen
-        return [path for path in self.paths if path in named] if named else []
+                naming.append(name)
+        return [path for path in self.paths if path in named], naming
 
     def _tails(self, word: str) -> set[str]:
-        """Paths that are ``word``, end with ``/word`` or lie under the folder ``word``."""
+        """Paths that are ``word``, end with ``/word`` or lie under a folder ``word`` (``projects/`` or
+        ``memory/projects``: the folder's path or its last components)."""
         ends, under = self._tail_index
-        return ends.get(word, set()) | under.get(word.rstrip("/"), set())
+        word = word.rstrip("/")
+        return ends.get(word, set()) | under.get(word, set())
 
     @cached_property
     def _tail_index(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """Each path under its last two or more components (``p/x.md``, ``memory/p/x.md``) and under each
-        folder it lies in (``memory``, ``memory/p``); built at the first word with a slash."""
+        folder it lies in, by the folder's path and its tails (``memory``, ``memory/p``, ``p``); built at the
+        first word with a slash."""
         ends: defaultdict[str, set[str]] = defaultdict(set)
         under: defaultdict[str, set[str]] = defaultdict(set)
         for path in self.paths:
             parts = path.split("/")
             for i in range(1, len(parts)):
                 ends["/".join(parts[i - 1 :])].add(path)
-                under["/".join(parts[:i])].add(path)
+                for j in range(i):
+                    under["/".join(parts[j:i])].add(path)
         return ends, under
 
 

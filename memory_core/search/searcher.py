@@ -178,7 +178,7 @@ class Searcher:
             rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where, repeats)
             missing = [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]
             hints = self._near_words(conn, missing) if missing and chunks else {}
-            return rows, weights, self._named_chunks(conn, request.text, k, where), hints
+            return rows, weights, self._named_chunks(conn, request.text, repeats, k, chunks, where), hints
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
@@ -236,12 +236,27 @@ class Searcher:
             missing, lambda words: ops.term_counts(conn, words), lambda word: [row.text for row in ops.keyword_search(conn, [word], 3)]
         )
 
-    def _named_chunks(self, conn: Any, text: str, k: int, where: SearchFilter | None) -> list[ChunkRow]:
-        """The chunks of the files ``text`` names (on a reader thread; the names are indexed per file set)."""
-        version = self.index.ops.read_meta(conn, FILES_VERSION)
+    def _named_chunks(
+        self, conn: Any, text: str, repeats: dict[str, int], k: int, chunks: int, where: SearchFilter | None
+    ) -> list[ChunkRow]:
+        """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set).
+
+        The best chunks of those files for the rest of the query, by BM25 as the keyword side ranks (a long
+        file's first ``k`` chunks may not hold them). When they hold none of it, or the query is only names
+        ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order.
+        """
+        ops = self.index.ops
+        version = ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
-            self._names = (version, NameIndex(self.index.ops.file_paths(conn)))
-        return self.index.ops.chunks_of(conn, self._names[1].named(text), k, where)
+            self._names = (version, NameIndex(ops.file_paths(conn)))
+        paths, names = self._names[1].naming(text)
+        if not paths:
+            return []
+        named_terms = term_repeats(" ".join(names))
+        asked = {term: times for term, times in repeats.items() if term not in named_terms}
+        within = replace(where or SearchFilter(), paths=tuple(paths))
+        found = keyword_candidates(ops, conn, list(asked), k, chunks, within, asked)[0] if asked else []
+        return found or ops.chunks_of(conn, paths, k, where)
 
     async def _reranked(
         self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]

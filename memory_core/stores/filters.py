@@ -16,6 +16,7 @@ for either store; a :class:`Dialect` holds the little each spells its own way.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -38,6 +39,7 @@ class Dialect:
     mark: str  # a parameter's placeholder
     top_log: str  # a path already between ``memory/<first day>`` and past ``memory/<last day>`` is a top-level daily log
     nested_log: str  # a daily log in a deeper ``memory`` folder, dated between two parameters (first and last day)
+    in_paths: str  # a path among those of one parameter, a JSON array (one parameter, however many paths)
 
 
 # SQLite: the rule in few function calls per row (each costs about 0.1 µs, and a search may test
@@ -52,7 +54,7 @@ _SQLITE_NESTED_LOG = (
     f"path GLOB '*/memory/*' AND {_FOLDER} GLOB '*/memory/' AND substr({_NAME}, 1, 10) BETWEEN ? AND ? "
     f"AND {_NAME} GLOB (date(substr({_NAME}, 1, 10)) || '*.md')"
 )
-SQLITE = Dialect("?", _SQLITE_TOP_LOG, _SQLITE_NESTED_LOG)
+SQLITE = Dialect("?", _SQLITE_TOP_LOG, _SQLITE_NESTED_LOG, "path IN (SELECT value FROM json_each(?))")
 
 
 def _pg_real_day(day: str) -> str:
@@ -72,6 +74,7 @@ POSTGRES = Dialect(
     r"path ~ '^memory/[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[^/]*\.md$' "
     f"AND (substr(path, 16, 2) < '29' OR {_pg_real_day('substr(path, 8, 10)')})",
     f"path LIKE '%%/memory/%%' AND {_PG_NESTED_DAY} BETWEEN %s AND %s AND {_pg_real_day(_PG_NESTED_DAY)}",
+    "path IN (SELECT jsonb_array_elements_text(%s::jsonb))",
 )
 
 # Transcripts' answer paths all start with ``sessions/``: the path index narrows the source test to them.
@@ -94,13 +97,15 @@ class SearchFilter:
     """Which chunks a search may return; every bound left None allows everything.
 
     ``after``/``before`` are inclusive and keep daily logs only; ``path_prefix`` is a normalised
-    workspace-relative folder or file, matched by whole components; ``source`` keeps one source.
+    workspace-relative folder or file, matched by whole components; ``source`` keeps one source;
+    ``paths`` keeps those answer paths only (the files a query names: set by the searcher, not a caller).
     """
 
     after: dt.date | None = None
     before: dt.date | None = None
     path_prefix: str | None = None
     source: Source | None = None
+    paths: tuple[str, ...] | None = None
 
     @classmethod
     def parse(
@@ -118,7 +123,10 @@ class SearchFilter:
 
     @property
     def empty(self) -> bool:
-        return self.after is None and self.before is None and self.path_prefix is None and self.source is None
+        return (
+            self.after is None and self.before is None and self.path_prefix is None and self.source is None
+            and self.paths is None
+        )  # fmt: skip
 
     def prefix_bounds(self) -> list[str]:
         """The path prefix as (the file itself, the first and the bound past its folder's range): '0'
@@ -149,6 +157,9 @@ class SearchFilter:
             parts.append(f"({_IN_SESSIONS} AND source = 'sessions')")
         elif self.source == "memory":
             parts.append(f"(NOT ({_IN_SESSIONS}) OR source = 'memory')")
+        if self.paths is not None:
+            parts.append(f"({dialect.in_paths})")
+            params.append(json.dumps(self.paths))
         return " AND ".join(parts) or "TRUE", tuple(params)
 
 
