@@ -23,6 +23,10 @@ ranking earns, apart from what judging chunks against documents costs or gives.
 ``scifact-train`` is SciFact's train split (809 claims over the same abstracts and index), which no default was
 chosen on: a held-out check beside the test split the defaults were measured on.
 
+``mixed-cisi``, ``mixed-scifact``, ``mixed-cmrc`` and ``mixed-jsquad`` ask one set's queries of every document set
+in one workspace (:func:`load_mixed`): English notes beside Chinese and Japanese ones, as a bilingual memory
+holds them, each set judged as alone, against its floor over the same pooled files.
+
 The compared figure is document-level nDCG@10 (best chunk per document) for the document sets. LoCoMo is
 judged by memdex at chunk level, while the floor's rows are whole session files, so there both are taken at
 session level: ``session_ndcg@10`` (the distinct files of 30 chunks memdex returns, first 10 against the
@@ -39,7 +43,7 @@ import random
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -71,7 +75,12 @@ from bench.variants import VARIANTS, apply_variant, parse_variants
 from memdex.memory_core.config_sections import ChunkingSettings
 from memdex.memory_core.text.chunking import chunk_markdown
 
-SETS = ("cisi", "scifact", "scifact-train", "locomo", "cmrc", "jsquad")
+DOCUMENT_SETS: dict[str, Callable[[Path, int | None], Suite]] = {
+    "cisi": load_cisi, "scifact": load_scifact, "scifact-train": load_scifact_train, "cmrc": load_cmrc,
+    "jsquad": load_jsquad,
+}  # fmt: skip
+MIXED = ("cisi", "scifact", "cmrc", "jsquad")  # the document sets one workspace holds for the mixed-* sets
+SETS = ("cisi", "scifact", "scifact-train", "locomo", "cmrc", "jsquad", *(f"mixed-{name}" for name in MIXED))
 RESAMPLES = 2000  # bootstrap draws of each margin's interval
 
 
@@ -125,9 +134,30 @@ def loader(name: str, args: argparse.Namespace) -> Callable[[], Suite]:
     """The set's loader with the command line's limits."""
     if name == "locomo":
         return lambda: load_locomo(args.eval_dir, args.limit_conversations)
-    load = {"cisi": load_cisi, "scifact": load_scifact, "scifact-train": load_scifact_train, "cmrc": load_cmrc,
-            "jsquad": load_jsquad}[name]  # fmt: skip
-    return lambda: load(args.eval_dir, args.limit_queries)
+    if name.startswith("mixed-"):
+        return lambda: load_mixed(args.eval_dir, args.limit_queries, name.removeprefix("mixed-"))
+    return lambda: DOCUMENT_SETS[name](args.eval_dir, args.limit_queries)
+
+
+def load_mixed(eval_dir: Path, limit: int | None, judged: str) -> Suite:
+    """``judged``'s queries (the first ``limit``) over the files of every set of :data:`MIXED` in one workspace.
+
+    Each set's words, scripts and note lengths then count in the others' keyword statistics (how many notes hold
+    a term, the mean length BM25 compares a note with), and its files' names and folders in the others' named
+    files, as in a memory written in several languages. Every ``mixed-*`` set shares one workspace and index.
+    """
+    own = DOCUMENT_SETS[judged](eval_dir, limit)
+    files: dict[str, str] = {}
+    extra_paths: set[str] = set()
+    for name in MIXED:
+        (workspace,) = (own if name == judged else DOCUMENT_SETS[name](eval_dir, 0)).workspaces
+        if clash := files.keys() & workspace.files.keys():
+            raise ValueError(f"{name}: {len(clash)} file(s) named as another set's, such as {min(clash)}")
+        files |= workspace.files
+        extra_paths |= set(workspace.extra_paths)
+    (workspace,) = own.workspaces
+    pooled = replace(workspace, files=files, extra_paths=tuple(sorted(extra_paths)))
+    return replace(own, name=f"mixed-{judged}", cache="mixed", workspaces=[pooled], references=[])
 
 
 def key_metric(suite: Suite) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from helpers import needs_shared
 
-from bench.quality import DEFAULT_EVAL_DIR, Document, document_suite, load_scifact, load_scifact_train
-from bench.robustness import interval, memdex_chunks
+from bench.quality import DEFAULT_EVAL_DIR, Document, document_suite, load_cisi, load_scifact, load_scifact_train
+from bench.robustness import interval, load_mixed, memdex_chunks
 from bench.tokenizers import PLAIN, measure
 
 
@@ -56,3 +57,19 @@ def test_scifact_train_asks_its_own_claims_of_the_test_splits_index() -> None:
     assert train.workspaces[0].files == test.workspaces[0].files  # one index serves both
     asked = {q.qid for q in train.workspaces[0].queries}
     assert len(asked) == 809 and not asked & {q.qid for q in test.workspaces[0].queries}
+
+
+@needs_shared(DEFAULT_EVAL_DIR / "jsquad")
+def test_a_mixed_set_asks_its_own_queries_of_every_document_sets_files() -> None:
+    cisi = load_cisi(DEFAULT_EVAL_DIR)
+    mixed, other = load_mixed(DEFAULT_EVAL_DIR, 5, "cisi"), load_mixed(DEFAULT_EVAL_DIR, 3, "cmrc")
+    (pooled,), (also,) = mixed.workspaces, other.workspaces
+    assert (mixed.name, mixed.folder, other.folder) == ("mixed-cisi", "mixed", "mixed")
+    assert pooled.files == also.files  # one workspace and index serve every mixed-* set
+    assert set(cisi.workspaces[0].files) < set(pooled.files)
+    folders = {path.split("/")[0] for path in pooled.files}
+    assert folders == {"docs", "memory"} and set(pooled.extra_paths) == {"docs"}
+    assert any(re.search("[\u4e00-\u9fff]", text) for text in pooled.files.values())  # Chinese and Japanese too
+    assert [q.qid for q in pooled.queries] == [q.qid for q in cisi.workspaces[0].queries[:5]]
+    assert [q.relevant for q in pooled.queries] == [q.relevant for q in cisi.workspaces[0].queries[:5]]
+    assert len(also.queries) == 3 and all(unit.path.startswith("memory/") for q in also.queries for unit in q.relevant)
