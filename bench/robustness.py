@@ -2,7 +2,8 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/robustness.py [--sets cisi,scifact,scifact-train,locomo,cmrc,jsquad] [--variants full,titles,q3,typo]
+    .venv/bin/python bench/robustness.py [--sets cisi,scifact,scifact-train,locomo,cmrc,jsquad,mixed-cisi,...]
+        [--variants full,titles,q3,typo]
         [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--window-tokens N] [--limit-queries N]
         [--limit-conversations N]
         [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json]
