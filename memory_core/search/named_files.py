@@ -54,7 +54,7 @@ class NameIndex:
             if chosen and len(chosen) * 2 <= len(self.paths):  # a name for most files (the memory/ folder) names none
                 named |= chosen
                 naming.append(name)
-        return [path for path in self.paths if path in named], naming
+        return ([path for path in self.paths if path in named], naming) if named else ([], [])
 
     def _tails(self, word: str) -> set[str]:
         """Paths that are ``word``, end with ``/word`` or lie under a folder ``word`` (``projects/`` or
