@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/memorybank.py [--langs en,cn] [--mode keyword|hybrid] [--model PATH.gguf]
+    .venv/bin/python bench/memorybank.py [--langs en,cn] [--together] [--mode keyword|hybrid] [--model PATH.gguf]
         [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--other 20] [--json out.json]
 
 MemoryBank (``../shared/eval/memorybank``) holds the same chats in English and in Chinese: 15 simulated users,
@@ -18,6 +18,9 @@ line per message (``- **name**: text``), and each question is searched as the to
 - characters read per answer, as written and weighted (a CJK character counts four, as the budget does);
 - *other topic, nothing*: the share of questions from another set (CMRC 2018 for Chinese, SciFact for
   English; ``--other`` per user, seeded) answered with "nothing in memory matches this query".
+
+``--together`` also asks each language's questions of a bilingual memory: the n-th user of every bank in one
+workspace, each day's log holding that day's chats in every language of ``--langs`` (rows ``en, with cn``).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ import json
 import random
 import re
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,14 +109,31 @@ class Tally:
     other_nothing: int = 0
 
 
-async def run_lang(lang: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Search every user's questions and other-topic probes in ``lang``; the row of figures."""
+def together(users: Mapping[str, Sequence[User]]) -> dict[str, list[User]]:
+    """Per language, its users with their questions over a bilingual memory: the n-th user of every language
+    in one workspace, each day's log holding that day's chats in every language, in ``users``' order."""
+    merged: dict[str, list[User]] = {lang: [] for lang in users}
+    for group in zip(*users.values(), strict=True):
+        days = sorted({day for user in group for day in user.workspace.files})
+        files = {day: "".join(user.workspace.files.get(day, "") for user in group) for day in days}
+        for lang, user in zip(users, group, strict=True):
+            merged[lang].append(User(replace(user.workspace, files=files), user.questions))
+    return merged
+
+
+async def run_lang(lang: str, args: argparse.Namespace, memory_langs: Sequence[str] = ()) -> dict[str, Any]:
+    """Search every user's questions and other-topic probes in ``lang``; the row of figures. With
+    ``memory_langs``, over the memory holding each user's chats in all of them (:func:`together`)."""
     config = RunConfig(cache_dir=args.cache_dir, model=args.model, threads=args.threads)
     mode = tool_answers.default_mode(args.mode)
     others = [query.text for query in _OTHER_SETS[lang](args.eval_dir).workspaces[0].queries]
+    if memory_langs:
+        users = together({name: load_users(args.eval_dir, name) for name in memory_langs})[lang]
+    else:
+        users = load_users(args.eval_dir, lang)
     tally = Tally()
-    for user in load_users(args.eval_dir, lang):
-        base = config.cache_dir / f"memorybank-{lang}" / user.workspace.name
+    for user in users:
+        base = config.cache_dir / f"memorybank-{'+'.join(memory_langs) or lang}" / user.workspace.name
         materialise(user.workspace, base / "workspace")
         settings = config.settings(mode, base / "workspace", base, ())
         async with MemoryEngine(settings, background_sync=False) as engine:
@@ -132,8 +152,9 @@ async def run_lang(lang: str, args: argparse.Namespace) -> dict[str, Any]:
                 tally.other += 1
                 tally.other_nothing += not (await engine.search(probe)).results
     answered = max(tally.answered, 1)
+    label = " with ".join([lang, "+".join(name for name in memory_langs if name != lang)]) if memory_langs else lang
     return {
-        "lang": lang, "mode": args.mode, "n": tally.asked, "answered": tally.answered / tally.asked,
+        "lang": label, "mode": args.mode, "n": tally.asked, "answered": tally.answered / tally.asked,
         "dated": tally.dated, "day_found": tally.day_found / max(tally.dated, 1),
         "chars": tally.chars / answered, "weighted_chars": tally.weighted / answered,
         "other_topic_nothing": tally.other_nothing / max(tally.other, 1),
@@ -145,8 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--langs", default="en,cn")
     tool_answers.add_arguments(parser)
     parser.add_argument("--other", type=int, default=20, help="other-topic questions per user")
+    parser.add_argument("--together", action="store_true", help="also every language's chats in one memory")
     args = parser.parse_args(argv)
-    rows = [anyio.run(run_lang, lang, args) for lang in args.langs.split(",")]
+    langs = args.langs.split(",")
+    rows = [anyio.run(run_lang, lang, args) for lang in langs]
+    if args.together:
+        rows += [anyio.run(run_lang, lang, args, langs) for lang in langs]
     tool_answers.print_rows(rows, args.json)
     return 0
 

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from helpers import LOCOMO, TEST_MODEL, llama_server, needs_shared
 
+from bench.memorybank import User, together
+from bench.quality import BenchWorkspace
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL = TEST_MODEL
 SECTIONS = ("embed", "index", "resync", "search", "append", "watch", "serve", "rss", "postgres")
@@ -104,21 +107,32 @@ def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
 @needs_shared(MEMORYBANK)
 def test_memorybank_runs_in_both_languages(tmp_path: Path) -> None:
     """``memorybank.py`` builds each user's days as logs, asks the 100 probing questions in each language and
-    judges the ones that name a day by that day's log (35 each), beside other-topic questions."""
+    judges the ones that name a day by that day's log (35 each), beside other-topic questions; with
+    ``--together``, each language's questions again over the memory holding both languages' chats."""
     out = tmp_path / "memorybank.json"
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "memorybank.py"), "--other", "2",
+        [sys.executable, str(REPO_ROOT / "bench" / "memorybank.py"), "--other", "2", "--together",
          "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     rows = {row["lang"]: row for row in json.loads(out.read_text())}
-    assert set(rows) == {"en", "cn"}
+    assert set(rows) == {"en", "cn", "en with cn", "cn with en"}
     for row in rows.values():
         assert row["n"] == 100 and row["dated"] == 35
         assert 0 < row["day_found"] <= 1 and 0 < row["answered"] <= 1 and row["chars"] > 0
         assert 0 <= row["other_topic_nothing"] <= 1
     assert rows["cn"]["weighted_chars"] > rows["cn"]["chars"]  # a CJK character counts more than one
+    assert {path.name for path in (tmp_path / "cache").iterdir()} == {"memorybank-en", "memorybank-cn", "memorybank-en+cn"}
+
+
+def test_a_bilingual_memory_holds_each_days_chats_in_every_language() -> None:
+    en = [User(BenchWorkspace("user01", {"memory/a.md": "- hi\n", "memory/b.md": "- bye\n"}, []), ["q en"])]
+    cn = [User(BenchWorkspace("user01", {"memory/b.md": "- 再见\n", "memory/c.md": "- 你好\n"}, []), ["q cn"])]
+    merged = together({"en": en, "cn": cn})
+    files = {"memory/a.md": "- hi\n", "memory/b.md": "- bye\n- 再见\n", "memory/c.md": "- 你好\n"}
+    assert [user.workspace.files for user in merged["en"] + merged["cn"]] == [files, files]
+    assert [user.questions for user in merged["en"] + merged["cn"]] == [["q en"], ["q cn"]]
 
 
 @needs_locomo
