@@ -5,7 +5,7 @@ that ordinary words do not trigger it: a date (``YYYY-MM-DD``) matches the daily
 word (not a bare number: "148" is a count more often than a name) matches a file's name, with or
 without its extension, only when written as the path writes it (``MEMORY`` names MEMORY.md, "memory"
 in a sentence does not); a word with a slash matches a path's tail or a folder (``projects/``,
-``memory/2026``). A folder's bare name names nothing: "memory", "notes" or "projects" is an ordinary
+``memory/projects``). A folder's bare name names nothing: "memory", "notes" or "projects" is an ordinary
 word more often than a folder, and every query that held it put that folder's notes, on whatever
 topic, before its answer. A name that would select more than half of the files names nothing.
 """
