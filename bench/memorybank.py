@@ -20,7 +20,7 @@ line per message (``- **name**: text``), and each question is searched as the to
   English; ``--other`` per user, seeded) answered with "nothing in memory matches this query".
 
 ``--together`` also asks each language's questions of a bilingual memory: the n-th user of every bank in one
-workspace, each day's log holding that day's chats in every language of ``--langs`` (rows ``en, with cn``).
+workspace, each day's log holding that day's chats in every language of ``--langs`` (rows ``en with cn``).
 """
 
 from __future__ import annotations
