@@ -34,6 +34,7 @@ NOTES = {
     "memory/2026-03-05.md": "# 2026-03-05\n\n- Fixed the flaky test in tests/test_invoice.py; BillingV2Enabled stays off.\n",
     "memory/2026-03-06.md": "# 2026-03-06\n\n- Deploy 周五 via GitHub Actions；回滚方案是 blue-green。\n",
     "memory/2026-03-07.md": "# 2026-03-07\n\n- We went hiking in the mountains with Sam; the weather was lovely.\n",
+    "memory/2026-03-08.md": "# 2026-03-08\n\n- 팀장과 예산을 논의했습니다.\n- 새 노트북 구매가 결정됐다.\n",
 }
 FOUND = [  # (query, the note that must come first)
     ("乌龙茶", "MEMORY.md"),
@@ -53,6 +54,8 @@ FOUND = [  # (query, the note that must come first)
     ("回滚", "memory/2026-03-06.md"),
     ("blue-green deploy", "memory/2026-03-06.md"),
     ("hiking with Sam", "memory/2026-03-07.md"),
+    ("논의", "memory/2026-03-08.md"),  # the note says 논의했습니다: the noun of a verb made from it
+    ("노트북 구매 결정", "memory/2026-03-08.md"),
 ]
 NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "quetzal flamingo"]
 NOTHING_WARNING = "nothing in memory matches this query"

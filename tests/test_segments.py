@@ -108,6 +108,17 @@ def test_korean_keeps_the_word_and_adds_its_stem() -> None:
     assert query_terms("무엇을 화요일에") == ["화요일에", "화요일"]  # 무엇을 is a stop word
 
 
+def test_korean_verbs_made_from_nouns_add_the_noun() -> None:
+    assert index_text("회의합니다").split() == ["회의합니다", "회의"]
+    assert [korean_stem(word) for word in ("선택했습니다", "결정됐다", "중요한", "휴가였다", "공부하는")] == [
+        "선택", "결정", "중요", "휴가", "공부"
+    ]  # fmt: skip
+    assert korean_stem("공부하는") == "공부"  # the longer ending first: not 공부하 + the particle 는
+    assert korean_stem("강한") is None  # every verb ending leaves two syllables (강하다: "strong")
+    assert korean_stem("만났다") is None  # a verb's own stem is not guessed
+    assert query_terms("언제 회의해?") == ["회의해", "회의"]
+
+
 def test_identifiers_keep_the_whole_and_add_parts() -> None:
     assert index_text("BillingV2Enabled").split() == ["BillingV2Enabled", "Billing", "V2", "Enabled"]
     assert index_text("HTTPServer").split() == ["HTTPServer", "HTTP", "Server"]

@@ -11,8 +11,9 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
   character: that character), after cutting the runs at CJK stop words (``什么``, ``です``).
 * Thai, Lao, Khmer and Myanmar runs: the same, over grapheme clusters (a letter with its combining
   marks), since no word dictionary ships with memdex.
-* A Korean word keeps its whole form and adds its stem when it ends in a known particle
-  (``화요일로`` -> ``화요일로 화요일``), conservatively: a one-syllable particle leaves two syllables.
+* A Korean word keeps its whole form and adds its stem when it ends in a known particle or in the ending of
+  a verb made from a noun (``화요일로`` -> ``화요일로 화요일``, ``회의합니다`` -> ``회의합니다 회의``),
+  conservatively: a one-syllable particle and every verb ending leave two syllables.
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
@@ -54,13 +55,26 @@ _BOUNDARY = r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z]"
 _ANY_CAMEL = re.compile(_BOUNDARY)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])")  # where to cut
 
-# Korean particles, longest first (so 으로 is tried before 로); the stem must keep two syllables after a
-# one-syllable particle, one after a longer particle.
+# Korean particles; the stem must keep two syllables after a one-syllable particle, one after a longer particle.
 _PARTICLE_WORDS = (
     "에서부터 으로부터 로부터 에서는 에서도 에게서 한테서 으로는 으로도 이라고 이라는 입니다 에서 에게 한테 께서 "
     "으로 부터 까지 처럼 보다 하고 이랑 마다 조차 밖에 에는 에도 로는 로도 은 는 이 가 을 를 의 에 로 와 과 도 만"
 )
-_PARTICLES = sorted(_PARTICLE_WORDS.split(), key=len, reverse=True)
+# Endings of a verb or adjective made from a noun (회의 + 합니다, 결정 + 됐다, 중요 + 한) and of the copula
+# (휴가 + 였다): the noun is what a query asks for ("회의" finds "회의합니다"). Two syllables must remain:
+# such nouns are mostly Sino-Korean words of two or more, and shorter stems (했다 -> 했) would match too much.
+_ENDING_WORDS = (
+    "하였습니다 되었습니다 이었습니다 했습니다 됐습니다 였습니다 하였다 하였고 되었다 되었고 이었다 이에요 "
+    "합니다 합시다 됩니다 했는데 했지만 했으며 했어요 했었다 하세요 하셨다 하는데 하지만 하면서 하려고 하도록 "
+    "했다 했고 했던 했어 했음 하는 하고 하며 하면 하기 하여 하다 하지 한다 해요 해서 해도 해야 됐다 됐고 됐어 "
+    "된다 되는 되고 되면 되어 돼요 였다 였고 이다 예요 한 할 함 해 된 될 됨"
+)
+# Ending -> syllables that must remain (하고 is both, and keeps the particle's rule); tried longest first, so
+# 으로 before 로 and 하는 before 는.
+_KEEP = {ending: 2 for ending in _ENDING_WORDS.split()} | {
+    particle: 2 if len(particle) == 1 else 1 for particle in _PARTICLE_WORDS.split()
+}
+_ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
 # Query-side stop words. CJK: cut a query's runs at these (question words, particles, copulas), longest
 # first; Korean: dropped whole. Only in queries: the index keeps every character.
@@ -119,10 +133,11 @@ def _bigrams(units: list[str]) -> list[str]:
 
 
 def korean_stem(word: str) -> str | None:
-    """``word`` without its trailing particle, when it has one and enough syllables remain; else None."""
-    for particle in _PARTICLES:
-        rest = len(word) - len(particle)
-        if word.endswith(particle) and rest >= (2 if len(particle) == 1 else 1):
+    """``word`` without its trailing particle or verb ending, when it has one and enough syllables remain;
+    else None."""
+    for length in _ENDING_LENGTHS:
+        rest = len(word) - length
+        if (keep := _KEEP.get(word[rest:])) is not None and rest >= keep:
             return word[:rest]
     return None
 
