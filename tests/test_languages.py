@@ -35,6 +35,8 @@ NOTES = {
     "memory/2026-03-06.md": "# 2026-03-06\n\n- Deploy 周五 via GitHub Actions；回滚方案是 blue-green。\n",
     "memory/2026-03-07.md": "# 2026-03-07\n\n- We went hiking in the mountains with Sam; the weather was lovely.\n",
     "memory/2026-03-08.md": "# 2026-03-08\n\n- 팀장과 예산을 논의했습니다.\n- 새 노트북 구매가 결정됐다.\n",
+    "memory/2026-03-09.md": "# 2026-03-09\n\n- Встреча с командой разработчиков по вторникам.\n",
+    "memory/2026-03-10.md": "# 2026-03-10\n\n- Επιλέξαμε τη βάση δεδομένων για τις χρεώσεις.\n",
 }
 FOUND = [  # (query, the note that must come first)
     ("乌龙茶", "MEMORY.md"),
@@ -56,8 +58,10 @@ FOUND = [  # (query, the note that must come first)
     ("hiking with Sam", "memory/2026-03-07.md"),
     ("논의", "memory/2026-03-08.md"),  # the note says 논의했습니다: the noun of a verb made from it
     ("노트북 구매 결정", "memory/2026-03-08.md"),
+    ("встречи разработчиками", "memory/2026-03-09.md"),  # other forms of встреча, разработчиков
+    ("βάσεις δεδομένα", "memory/2026-03-10.md"),  # other forms of βάση δεδομένων
 ]
-NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "quetzal flamingo"]
+NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "квантовый компьютер", "quetzal flamingo"]
 NOTHING_WARNING = "nothing in memory matches this query"
 MakeEngine = Callable[..., MemoryEngine]
 

@@ -119,6 +119,15 @@ def test_korean_verbs_made_from_nouns_add_the_noun() -> None:
     assert query_terms("언제 회의해?") == ["회의해", "회의"]
 
 
+def test_russian_and_greek_words_add_their_stems_and_queries_ask_for_them() -> None:
+    assert index_text("Встреча с командой").split() == ["Встреча", "с", "командой", "встреч", "команд"]
+    assert query_terms("Когда встречи?") == ["встреч"]  # когда: a Russian stop word, dropped before stemming
+    assert query_terms("что где когда") == []  # stop words only
+    assert query_terms("βάσεις δεδομένων") == query_terms("βάση δεδομένα") == ["βασ", "δεδομεν"]
+    assert index_text("он был там").split() == ["он", "был", "там"]  # short words are not stemmed
+    assert index_text("Сбербанк API").split() == ["Сбербанк", "API"]  # a word that is its own stem is not repeated
+
+
 def test_identifiers_keep_the_whole_and_add_parts() -> None:
     assert index_text("BillingV2Enabled").split() == ["BillingV2Enabled", "Billing", "V2", "Enabled"]
     assert index_text("HTTPServer").split() == ["HTTPServer", "HTTP", "Server"]

@@ -14,6 +14,8 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 * A Korean word keeps its whole form and adds its stem when it ends in a known particle or in the ending of
   a verb made from a noun (``화요일로`` -> ``화요일로 화요일``, ``회의합니다`` -> ``회의합니다 회의``),
   conservatively: a one-syllable particle and every verb ending leave two syllables.
+* A Russian or Greek word keeps its whole form and adds its Snowball stem (``встречи`` -> ``встречи встреч``);
+  a query asks for the stem (:mod:`.stemming`).
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
@@ -29,6 +31,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+
+from .stemming import STEMMED_LETTERS, stem_of, with_stems
 
 # English words that carry no retrieval signal in questions; dropped from a query when other terms remain.
 STOPWORDS = frozenset(
@@ -48,7 +52,7 @@ _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRE
 _SCRIPT_RUN = re.compile(_SCRIPTS)
 _HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
 _GRAM = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}]")  # a letter of the scripts cut into grams
-_ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]")
+_ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMMED_LETTERS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
 # (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D".
 _BOUNDARY = r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z]"
@@ -109,6 +113,17 @@ _JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
+# Russian question words, pronouns, prepositions and particles (from Snowball's Russian stop list), matched
+# before stemming: "какая", "где", "мы", "для" say nothing of what is asked for.
+_RUSSIAN_STOP_WORDS = (
+    "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от "
+    "меня еще нет о из ему когда ли если уже или ни быть был него до вас там себя ей может они где есть ней для "
+    "мы тебя их чем была сам без чего тоже себе под будет ж тогда кто этот того потому этого какой какая какие "
+    "какое каких ним здесь этом мой тем чтобы нее были куда зачем всех при об хоть после над через эти нас про "
+    "всего них эту моя свою этой перед том такой им между почему сколько чей чья чьи всё её ещё"
+)
+# The words a query drops when other terms remain: English's and Russian's.
+QUERY_STOPWORDS = STOPWORDS | frozenset(_RUSSIAN_STOP_WORDS.split())
 
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
@@ -176,7 +191,7 @@ def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`)."""
     text = unicodedata.normalize("NFKC", text)
     if _ANY_SCRIPT.search(text):
-        text = _SCRIPT_RUN.sub(_script_piece, text)
+        text = with_stems(_SCRIPT_RUN.sub(_script_piece, text))
     return _with_camel_parts(text)
 
 
@@ -230,6 +245,10 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             if stem := korean_stem(piece):
                 yield stem, weight
         else:
-            yield piece.lower(), STOP if piece.lower() in STOPWORDS else WORD
+            word = piece.lower()
+            if word in QUERY_STOPWORDS:
+                yield word, STOP
+            else:
+                yield stem_of(word) or word, WORD  # a Russian or Greek word: its stem
             if piece.isdigit():
                 number_end = match.end()

@@ -22,7 +22,7 @@ MAX_TERMS = 64
 # unicode61 folding, accents removed (the PostgreSQL store runs SQLite's own tokenizer, so both rank alike).
 # With the segmenter's version, in the index's identity: a change rebuilds the index.
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 2"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 3"
 
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
