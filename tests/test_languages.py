@@ -37,6 +37,8 @@ NOTES = {
     "memory/2026-03-08.md": "# 2026-03-08\n\n- 팀장과 예산을 논의했습니다.\n- 새 노트북 구매가 결정됐다.\n",
     "memory/2026-03-09.md": "# 2026-03-09\n\n- Встреча с командой разработчиков по вторникам.\n",
     "memory/2026-03-10.md": "# 2026-03-10\n\n- Επιλέξαμε τη βάση δεδομένων για τις χρεώσεις.\n",
+    "memory/2026-03-11.md": "# 2026-03-11\n\n- हमने बिलिंग के लिए नया डेटाबेस चुना।\n",
+    "memory/2026-03-12.md": "# 2026-03-12\n\n- আমরা নতুন ডেটাবেস বেছে নিয়েছি।\n",
 }
 FOUND = [  # (query, the note that must come first)
     ("乌龙茶", "MEMORY.md"),
@@ -60,8 +62,10 @@ FOUND = [  # (query, the note that must come first)
     ("노트북 구매 결정", "memory/2026-03-08.md"),
     ("встречи разработчиками", "memory/2026-03-09.md"),  # other forms of встреча, разработчиков
     ("βάσεις δεδομένα", "memory/2026-03-10.md"),  # other forms of βάση δεδομένων
+    ("डेटाबेस चुनें", "memory/2026-03-11.md"),  # Devanagari words whole, another form of चुना
+    ("ডেটাবেস", "memory/2026-03-12.md"),  # Bengali
 ]
-NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "квантовый компьютер", "quetzal flamingo"]
+NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "квантовый компьютер", "बिल्ली का खाना", "quetzal flamingo"]
 NOTHING_WARNING = "nothing in memory matches this query"
 MakeEngine = Callable[..., MemoryEngine]
 

@@ -20,6 +20,8 @@ NOTES = {
     "tokyo": "来週、東京でプロジェクトの打ち合わせをします。",
     "thai": "ภาษาไทยไม่มีการเว้นวรรคระหว่างคำ",
     "english": "The database migration was postponed to Friday.",
+    "hindi": "हमने बिलिंग के लिए नया डेटाबेस चुना।",
+    "russian": "Встреча с командой разработчиков по вторникам.",
 }
 
 
@@ -57,6 +59,9 @@ def search(conn: sqlite3.Connection, query: str) -> list[str]:
         ("billing", "flag"),  # camelCase parts and hyphenated parts
         ("BillingV2Enabled", "flag"),
         ("billing-v2", "flag"),
+        ("डेटाबेस", "hindi"),  # a Devanagari word with its vowel signs
+        ("चुनें", "hindi"),  # another form of चुना: the same stem
+        ("встречи команды", "russian"),  # other forms of встреча, командой
         ("東京", "tokyo"),  # kanji
         ("プロジェクト", "tokyo"),  # katakana
         ("打ち合わせはいつですか", "tokyo"),  # kanji + hiragana, question particles dropped
@@ -72,6 +77,7 @@ def test_other_notes_do_not_match(fts: sqlite3.Connection) -> None:
     assert search(fts, "咖啡") == ["tea"]
     assert search(fts, "화요일") == ["meeting"]
     assert search(fts, "invoice") == ["tests"]
+    assert search(fts, "बिल्ली") == []  # "cat": shares its consonants ब ल with बिलिंग, no word
 
 
 def test_cjk_runs_become_unigrams_and_bigrams() -> None:
@@ -126,6 +132,12 @@ def test_russian_and_greek_words_add_their_stems_and_queries_ask_for_them() -> N
     assert query_terms("βάσεις δεδομένων") == query_terms("βάση δεδομένα") == ["βασ", "δεδομεν"]
     assert index_text("он был там").split() == ["он", "был", "там"]  # short words are not stemmed
     assert index_text("Сбербанк API").split() == ["Сбербанк", "API"]  # a word that is its own stem is not repeated
+
+
+def test_indic_words_keep_their_vowel_signs() -> None:
+    assert query_terms("ডেটাবেস") == ["ডেটাবেস"]  # Bengali: one word, not its consonants ড ট ব স
+    assert query_terms("हमने किस डेटाबेस को चुनें?") == ["डेटाबेस", "चुन"]  # Hindi: stop words out, stems in
+    assert stems("डेटाबेस चुना।") == {"डेटाबेस", "चुना", "चुन"}  # the danda ends a word
 
 
 def test_identifiers_keep_the_whole_and_add_parts() -> None:

@@ -181,6 +181,46 @@ async def test_an_index_from_before_keyword_terms_for_every_script_is_rebuilt_fr
     assert factory.provider.texts_embedded == embedded
 
 
+def _as_before_stems(index: Path) -> None:
+    """Turn a current index back into one memdex wrote before migration 0004: a keyword table whose tokenizer
+    cut Indic words at their vowel signs and whose terms hold no stems, no record of 0004."""
+    conn = db.connect(index)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DROP TABLE chunks_fts")
+        conn.execute(
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', "
+            "tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")  # the text as written: no stems
+        conn.execute("DELETE FROM migrations WHERE name LIKE '0004%'")
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_an_index_from_before_stems_is_migrated_in_place(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index whose keyword table holds no Russian stems is migrated when opened, so another form of a
+    Russian word finds its note at once, before any sync; a note changed after it is indexed anew."""
+    fill_workspace(workspace, files=3)
+    note = workspace / "memory" / "2026-07-03.md"
+    note.write_text("# 2026-07-03\n\nВстреча с командой разработчиков по вторникам.\n", encoding="utf-8")
+    await build(make_engine, HashFactory())
+    _as_before_stems(index_path)
+    with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
+        async with make_engine(embedding={"provider": "none"}) as engine:
+            answer = await engine.search("встречи")  # the migrated live index, before any sync
+            assert [hit.path for hit in answer.results] == ["memory/2026-07-03.md"]
+            note.write_text("# 2026-07-03\n\nВстречу перенесли на среду.\n", encoding="utf-8")
+            await engine.sync()
+            assert [hit.path for hit in (await engine.search("среды")).results] == ["memory/2026-07-03.md"]
+            assert (await engine.search("разработчики")).results == []
+    assert any("0004_stems_and_indic_words" in r.getMessage() for r in caplog.records)
+    assert quick_check(index_path) == "ok"
+
+
 def _old_index(path: Path, cache_rows: int) -> None:
     """An index as memdex wrote it before migrations were recorded: schema version 1, the cache inside."""
     from memdex.memory_core.stores.sqlite import schema

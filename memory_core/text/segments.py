@@ -14,8 +14,10 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 * A Korean word keeps its whole form and adds its stem when it ends in a known particle or in the ending of
   a verb made from a noun (``화요일로`` -> ``화요일로 화요일``, ``회의합니다`` -> ``회의합니다 회의``),
   conservatively: a one-syllable particle and every verb ending leave two syllables.
-* A Russian or Greek word keeps its whole form and adds its Snowball stem (``встречи`` -> ``встречи встреч``);
-  a query asks for the stem (:mod:`.stemming`).
+* A Russian, Greek or Hindi word keeps its whole form, and the text adds its Snowball stem (``встречи`` ->
+  ``встречи ... встреч``); a query asks for the stem (:mod:`.stemming`).
+* An Indic word keeps its vowel signs: unicode61 would cut ``डेटाबेस`` into its consonants, so the
+  tokenizer takes :data:`INDIC_MARKS` as token characters (:data:`.terms.FTS_TOKENIZER`).
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
@@ -43,9 +45,12 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
 _SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
 _HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
+# The vowel signs and other combining marks of the Indic scripts (Devanagari to Sinhala): letters of a word there,
+# though unicode61 cuts a word at them (डेटाबेस -> ड ट ब स); the tokenizer takes them as token characters.
+INDIC_MARKS = "".join(chr(c) for c in range(0x0900, 0x0E00) if unicodedata.category(chr(c)).startswith("M"))
 CJK_LETTERS, HANGUL_LETTERS = _HAN + _KANA, _HANGUL_CHARS  # regex ranges, for text.scripts
 _SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
-_OTHER = f"[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]"  # other letters and digits
+_OTHER = f"(?:[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]|[{INDIC_MARKS}])"  # other letters and digits
 _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRES_URL: one term, a phrase
 # The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
@@ -122,8 +127,13 @@ _RUSSIAN_STOP_WORDS = (
     "какое каких ним здесь этом мой тем чтобы нее были куда зачем всех при об хоть после над через эти нас про "
     "всего них эту моя свою этой перед том такой им между почему сколько чей чья чьи всё её ещё"
 )
-# The words a query drops when other terms remain: English's and Russian's.
-QUERY_STOPWORDS = STOPWORDS | frozenset(_RUSSIAN_STOP_WORDS.split())
+# Hindi postpositions, pronouns, question words and the copula.
+_HINDI_STOP_WORDS = (
+    "के का की को में से पर है हैं था थी थे और या कि क्या कब कहाँ कहां कौन क्यों कैसे किस किसने किसको यह वह ये वे "
+    "हम मैं तुम आप ने लिए भी तो हमने मैंने उसने इस उस इसे उसे एक"
+)
+# The words a query drops when other terms remain: English's, Russian's and Hindi's.
+QUERY_STOPWORDS = STOPWORDS | frozenset(_RUSSIAN_STOP_WORDS.split()) | frozenset(_HINDI_STOP_WORDS.split())
 
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.

@@ -1,10 +1,12 @@
-"""Stems of words in a script that one stemmed language writes: Russian for Cyrillic, Greek for Greek. Pure.
+"""Stems of words in a script that one stemmed language writes: Russian for Cyrillic, Greek for Greek, Hindi
+for Devanagari. Pure.
 
 FTS5's porter stemmer stems English only, so a note that says ``встреча`` ("a meeting") was not found by
-``встречи`` ("meetings") or ``встречу``, and every Russian or Greek word is inflected. Snowball's stemmers
-(the ``snowballstemmer`` package, the reference implementations) give each form its stem: the index holds
-the word and its stem, a query asks for the stem, so any form finds any other. Only scripts that a single
-stemmer serves are stemmed; a Latin word could be English, French or German, and porter already stems it.
+``встречи`` ("meetings") or ``встречу``: every Russian, Greek or Hindi noun and verb is inflected.
+Snowball's stemmers (the ``snowballstemmer`` package, the reference implementations) give each form its
+stem: the index holds the word and its stem, a query asks for the stem, so any form finds any other. Only
+scripts that a single stemmer serves are stemmed; a Latin word could be English, French or German, and
+porter already stems it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 import snowballstemmer  # type: ignore[import-untyped]
 
-_STEMMERS = {"russian": "\u0400-\u04ff", "greek": "\u0370-\u03ff\u1f00-\u1fff"}  # language -> its letters
+# language -> its letters (Devanagari without its dandas, the full stops)
+_STEMMERS = {"russian": "\u0400-\u04ff", "greek": "\u0370-\u03ff\u1f00-\u1fff", "hindi": "\u0900-\u0963\u0966-\u097f"}
 _WORDS = {language: re.compile(f"[{letters}]+") for language, letters in _STEMMERS.items()}
 STEMMED_LETTERS = "".join(_STEMMERS.values())  # regex ranges, for the segmenter's test for other scripts
 _ANY = re.compile(f"[{STEMMED_LETTERS}]")

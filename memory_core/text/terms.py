@@ -15,16 +15,19 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
-from .segments import STOP, WEAK, WORD, index_text, query_pieces
+from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
-# unicode61 folding, accents removed (the PostgreSQL store runs SQLite's own tokenizer, so both rank alike).
-# With the segmenter's version, in the index's identity: a change rebuilds the index.
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 3"
+# unicode61 folding, accents removed, Indic vowel signs kept in their words (the PostgreSQL store runs SQLite's
+# own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
+# the index.
+FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 4"
 
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
+_INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
+_INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, as remove_diacritics does
 
@@ -83,7 +86,7 @@ def match_key(token: str) -> str:
 
 def term_keys(term: str) -> frozenset[str]:
     """The match keys of a query term: a text holds the term when it holds all of them."""
-    return frozenset(map(match_key, _TOKEN.findall(term)))
+    return frozenset(map(match_key, _tokens(term)))
 
 
 @lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
@@ -102,4 +105,9 @@ def key_counts(text: str) -> Counter[str]:
 
 def _keys(text: str) -> Iterator[str]:
     """The match key of each term ``text`` is indexed by, in order."""
-    return map(match_key, _TOKEN.findall(index_text(text).lower()))
+    return map(match_key, _tokens(index_text(text).lower()))
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens unicode61 cuts ``text`` into (the slower pattern only for text with an Indic mark)."""
+    return (_INDIC_TOKEN if _INDIC_MARK.search(text) else _TOKEN).findall(text)

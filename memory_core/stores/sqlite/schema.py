@@ -47,6 +47,21 @@ CREATE TABLE embedding_cache (
 CREATE INDEX embedding_cache_last_used ON embedding_cache(last_used);
 """
 
+# The keyword table made again with the tokenizer and segmenter in force, its terms cut from every chunk anew.
+_KEYWORD_TABLE_AGAIN = f"""
+DROP TRIGGER chunks_fts_insert;
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, {INDEX_TEXT_FUNCTION}(new.text));
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, {INDEX_TEXT_FUNCTION}(old.text));
+END;
+INSERT INTO chunks_fts(rowid, text) SELECT id, {INDEX_TEXT_FUNCTION}(text) FROM chunks;
+"""
+
 # The index's migrations, applied once each, in order. The first is the schema of indexes from before
 # migrations were recorded (``PRAGMA user_version = 1``), which are adopted as having it.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -97,20 +112,11 @@ DROP TABLE main.embedding_cache;
         # registers; the chunks keep the text as written. A change to the segmenter is a new migration like
         # this one: a 'delete' must hand FTS5 exactly the terms its insert gave.
         "0003_keyword_terms_for_every_script",
-        f"""
-DROP TRIGGER chunks_fts_insert;
-DROP TRIGGER chunks_fts_delete;
-DROP TABLE chunks_fts;
-CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, {INDEX_TEXT_FUNCTION}(new.text));
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, {INDEX_TEXT_FUNCTION}(old.text));
-END;
-INSERT INTO chunks_fts(rowid, text) SELECT id, {INDEX_TEXT_FUNCTION}(text) FROM chunks;
-""",
+        _KEYWORD_TABLE_AGAIN,
     ),
+    # Korean verb endings, Russian, Greek and Hindi stems, Indic words whole with their vowel signs (a tokenizer
+    # option): the keyword table again, so that a 'delete' hands FTS5 the terms its insert gave.
+    ("0004_stems_and_indic_words", _KEYWORD_TABLE_AGAIN),
 ]
 
 # The embedding cache file's migrations.
