@@ -39,6 +39,7 @@ NOTES = {
     "memory/2026-03-10.md": "# 2026-03-10\n\n- Επιλέξαμε τη βάση δεδομένων για τις χρεώσεις.\n",
     "memory/2026-03-11.md": "# 2026-03-11\n\n- हमने बिलिंग के लिए नया डेटाबेस चुना।\n",
     "memory/2026-03-12.md": "# 2026-03-12\n\n- আমরা নতুন ডেটাবেস বেছে নিয়েছি।\n",
+    "memory/2026-03-13.md": "# 2026-03-13\n\n- اخترنا قاعدة بيانات جديدة لنظام الفواتير.\n",
 }
 FOUND = [  # (query, the note that must come first)
     ("乌龙茶", "MEMORY.md"),
@@ -64,6 +65,7 @@ FOUND = [  # (query, the note that must come first)
     ("βάσεις δεδομένα", "memory/2026-03-10.md"),  # other forms of βάση δεδομένων
     ("डेटाबेस चुनें", "memory/2026-03-11.md"),  # Devanagari words whole, another form of चुना
     ("ডেটাবেস", "memory/2026-03-12.md"),  # Bengali
+    ("ما هي البيانات الجديدة؟", "memory/2026-03-13.md"),  # Arabic: بيانات جديدة with the article
 ]
 NOTHING = ["鱲鱳鱴鱵鱶", "天气预报说明天下雨", "カラオケ大会", "양자 컴퓨터", "квантовый компьютер", "बिल्ली का खाना", "quetzal flamingo"]
 NOTHING_WARNING = "nothing in memory matches this query"

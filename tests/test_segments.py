@@ -22,6 +22,7 @@ NOTES = {
     "english": "The database migration was postponed to Friday.",
     "hindi": "हमने बिलिंग के लिए नया डेटाबेस चुना।",
     "russian": "Встреча с командой разработчиков по вторникам.",
+    "arabic": "اخترنا قاعدة بيانات جديدة لنظام الفواتير.",
 }
 
 
@@ -62,6 +63,8 @@ def search(conn: sqlite3.Connection, query: str) -> list[str]:
         ("डेटाबेस", "hindi"),  # a Devanagari word with its vowel signs
         ("चुनें", "hindi"),  # another form of चुना: the same stem
         ("встречи команды", "russian"),  # other forms of встреча, командой
+        ("البيانات", "arabic"),  # with the article: بيانات
+        ("قَاعِدَةُ", "arabic"),  # with its short vowels: قاعدة
         ("東京", "tokyo"),  # kanji
         ("プロジェクト", "tokyo"),  # katakana
         ("打ち合わせはいつですか", "tokyo"),  # kanji + hiragana, question particles dropped
@@ -138,6 +141,12 @@ def test_indic_words_keep_their_vowel_signs() -> None:
     assert query_terms("ডেটাবেস") == ["ডেটাবেস"]  # Bengali: one word, not its consonants ড ট ব স
     assert query_terms("हमने किस डेटाबेस को चुनें?") == ["डेटाबेस", "चुन"]  # Hindi: stop words out, stems in
     assert stems("डेटाबेस चुना।") == {"डेटाबेस", "चुना", "चुन"}  # the danda ends a word
+
+
+def test_arabic_is_folded_and_lightly_stemmed() -> None:
+    assert query_terms("ما هي قاعدة البيانات التي اخترناها؟") == ["قاعد", "بيان", "اخترنا"]  # stop words out
+    assert query_terms("والبيانات") == query_terms("بيانات") == ["بيان"]  # "and the" and a plural suffix
+    assert query_terms("الفواتير") == ["فواتير"]  # a broken plural stays a word of its own
 
 
 def test_identifiers_keep_the_whole_and_add_parts() -> None:

@@ -16,6 +16,8 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
   conservatively: a one-syllable particle and every verb ending leave two syllables.
 * A Russian, Greek or Hindi word keeps its whole form, and the text adds its Snowball stem (``встречи`` ->
   ``встречи ... встреч``); a query asks for the stem (:mod:`.stemming`).
+* Arabic-script text loses its short-vowel marks and folds its alef forms (:func:`.arabic.fold`); a word adds
+  its light stem, without its article and suffixes, as a Russian word does (``البيانات`` -> ``... بيان``).
 * An Indic word keeps its vowel signs: unicode61 would cut ``डेटाबेस`` into its consonants, so the
   tokenizer takes :data:`INDIC_MARKS` as token characters (:data:`.terms.FTS_TOKENIZER`).
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
@@ -34,6 +36,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 
 # English words that carry no retrieval signal in questions; dropped from a query when other terms remain.
@@ -132,8 +135,15 @@ _HINDI_STOP_WORDS = (
     "के का की को में से पर है हैं था थी थे और या कि क्या कब कहाँ कहां कौन क्यों कैसे किस किसने किसको यह वह ये वे "
     "हम मैं तुम आप ने लिए भी तो हमने मैंने उसने इस उस इसे उसे एक"
 )
-# The words a query drops when other terms remain: English's, Russian's and Hindi's.
-QUERY_STOPWORDS = STOPWORDS | frozenset(_RUSSIAN_STOP_WORDS.split()) | frozenset(_HINDI_STOP_WORDS.split())
+# Arabic prepositions, pronouns, question words and particles, as :func:`.arabic.fold` leaves them.
+_ARABIC_STOP_WORDS = (
+    "في من على الى عن ما ماذا متى اين كيف لماذا هل هذا هذه ذلك تلك التي الذي الذين و او ام مع كان كانت هو هي "
+    "هم نحن انا انت انتم لم لن قد ثم بين عند كل اي"
+)
+# The words a query drops when other terms remain.
+QUERY_STOPWORDS = frozenset().union(
+    STOPWORDS, *(words.split() for words in (_RUSSIAN_STOP_WORDS, _HINDI_STOP_WORDS, _ARABIC_STOP_WORDS))
+)
 
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
@@ -201,7 +211,7 @@ def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`)."""
     text = unicodedata.normalize("NFKC", text)
     if _ANY_SCRIPT.search(text):
-        text = with_stems(_SCRIPT_RUN.sub(_script_piece, text))
+        text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
     return _with_camel_parts(text)
 
 
@@ -239,7 +249,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased. A lone CJK character right after
     a number is its counter (``5月``, ``3つ``): weak, since the number says what it means."""
-    text = unicodedata.normalize("NFKC", text)
+    text = fold(unicodedata.normalize("NFKC", text))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
     for match in _PIECE.finditer(text):

@@ -1,5 +1,5 @@
 """Stems of words in a script that one stemmed language writes: Russian for Cyrillic, Greek for Greek, Hindi
-for Devanagari. Pure.
+for Devanagari, Arabic for the Arabic script (:mod:`.arabic`). Pure.
 
 FTS5's porter stemmer stems English only, so a note that says ``встреча`` ("a meeting") was not found by
 ``встречи`` ("meetings") or ``встречу``: every Russian, Greek or Hindi noun and verb is inflected.
@@ -18,8 +18,15 @@ from typing import Any
 
 import snowballstemmer  # type: ignore[import-untyped]
 
+from .arabic import ARABIC_LETTERS, fold, light_stem
+
 # language -> its letters (Devanagari without its dandas, the full stops)
-_STEMMERS = {"russian": "\u0400-\u04ff", "greek": "\u0370-\u03ff\u1f00-\u1fff", "hindi": "\u0900-\u0963\u0966-\u097f"}
+_STEMMERS = {
+    "russian": "\u0400-\u04ff",
+    "greek": "\u0370-\u03ff\u1f00-\u1fff",
+    "hindi": "\u0900-\u0963\u0966-\u097f",
+    "arabic": ARABIC_LETTERS,
+}
 _WORDS = {language: re.compile(f"[{letters}]+") for language, letters in _STEMMERS.items()}
 STEMMED_LETTERS = "".join(_STEMMERS.values())  # regex ranges, for the segmenter's test for other scripts
 _ANY = re.compile(f"[{STEMMED_LETTERS}]")
@@ -28,9 +35,13 @@ MIN_LETTERS = 4  # shorter words are mostly particles and pronouns, whose stems 
 
 
 def with_stems(text: str) -> str:
-    """``text`` with the stems of its stemmed words after it, one per word that has one (``встречи`` ->
-    ``встречи встреч``): the index's term counts; a stem's place in the text matters to no search."""
-    stems = [stem for word in _WORD.findall(text) if (stem := stem_of(word))] if _ANY.search(text) else []
+    """``text`` (its Arabic folded: :func:`.arabic.fold`) with the stems of its stemmed words after it, one per
+    word that has one (``встречи`` -> ``встречи встреч``): the index's term counts; a stem's place in the text
+    matters to no search."""
+    if not _ANY.search(text):
+        return text
+    text = fold(text)
+    stems = [stem for word in _WORD.findall(text) if (stem := stem_of(word))]
     return f"{text} {' '.join(stems)}" if stems else text
 
 
@@ -42,7 +53,7 @@ def stem_of(word: str) -> str | None:
         return None
     for language, letters in _WORDS.items():
         if letters.fullmatch(word):
-            stem: str = _stemmer(language).stemWord(word.lower())
+            stem: str = light_stem(word) if language == "arabic" else _stemmer(language).stemWord(word.lower())
             return stem if stem and stem != word.lower() else None
     return None
 

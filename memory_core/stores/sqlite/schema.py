@@ -114,8 +114,8 @@ DROP TABLE main.embedding_cache;
         "0003_keyword_terms_for_every_script",
         _KEYWORD_TABLE_AGAIN,
     ),
-    # Korean verb endings, Russian, Greek and Hindi stems, Indic words whole with their vowel signs (a tokenizer
-    # option): the keyword table again, so that a 'delete' hands FTS5 the terms its insert gave.
+    # Korean verb endings, Russian, Greek and Hindi stems, Arabic folded and stemmed, Indic words whole with their
+    # vowel signs (a tokenizer option): the keyword table again, so a 'delete' hands FTS5 the terms its insert gave.
     ("0004_stems_and_indic_words", _KEYWORD_TABLE_AGAIN),
 ]
 
