@@ -49,7 +49,8 @@ _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # �
 _SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
 _HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
 # The vowel signs and other combining marks of the Indic scripts (Devanagari to Sinhala): letters of a word there,
-# though unicode61 cuts a word at them (डेटाबेस -> ड ट ब स); the tokenizer takes them as token characters.
+# though unicode61 cuts a word at them (डेटाबेस -> ड ट ब स); the tokenizer takes them as token characters. From
+# this Python's Unicode database: the tokenizer, and so the index identity, holds them (a newer one rebuilds).
 INDIC_MARKS = "".join(chr(c) for c in range(0x0900, 0x0E00) if unicodedata.category(chr(c)).startswith("M"))
 CJK_LETTERS, HANGUL_LETTERS = _HAN + _KANA, _HANGUL_CHARS  # regex ranges, for text.scripts
 _SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
@@ -210,7 +211,7 @@ def _with_camel_parts(text: str) -> str:
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`)."""
     text = unicodedata.normalize("NFKC", text)
-    if _ANY_SCRIPT.search(text):
+    if not text.isascii() and _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
     return _with_camel_parts(text)
 
@@ -269,6 +270,6 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             if word in QUERY_STOPWORDS:
                 yield word, STOP
             else:
-                yield stem_of(word) or word, WORD  # a Russian or Greek word: its stem
+                yield stem_of(word) or word, WORD  # a word of a stemmed script (Russian, Arabic, ...): its stem
             if piece.isdigit():
                 number_end = match.end()

@@ -47,8 +47,8 @@ def with_stems(text: str) -> str:
 
 @lru_cache(maxsize=65_536)
 def stem_of(word: str) -> str | None:
-    """The stem of ``word`` (lower case) when it is a word of one stemmed script, at least
-    :data:`MIN_LETTERS` long, and its stem differs from it; else None."""
+    """The stem of ``word`` (lower-cased; Arabic folded by the caller) when it is a word of one stemmed script,
+    at least :data:`MIN_LETTERS` long, and its stem differs from it; else None."""
     if len(word) < MIN_LETTERS:
         return None
     for language, letters in _WORDS.items():

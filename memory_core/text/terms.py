@@ -110,4 +110,5 @@ def _keys(text: str) -> Iterator[str]:
 
 def _tokens(text: str) -> list[str]:
     """The tokens unicode61 cuts ``text`` into (the slower pattern only for text with an Indic mark)."""
-    return (_INDIC_TOKEN if _INDIC_MARK.search(text) else _TOKEN).findall(text)
+    indic = not text.isascii() and _INDIC_MARK.search(text) is not None
+    return (_INDIC_TOKEN if indic else _TOKEN).findall(text)
