@@ -147,6 +147,7 @@ def test_arabic_is_folded_and_lightly_stemmed() -> None:
     assert query_terms("ما هي قاعدة البيانات التي اخترناها؟") == ["قاعد", "بيان", "اخترنا"]  # stop words out
     assert query_terms("والبيانات") == query_terms("بيانات") == ["بيان"]  # "and the" and a plural suffix
     assert query_terms("الفواتير") == ["فواتير"]  # a broken plural stays a word of its own
+    assert query_terms("کتاب") == query_terms("كتاب")  # Persian's kaf and Arabic's: one letter
 
 
 def test_identifiers_keep_the_whole_and_add_parts() -> None:

@@ -13,13 +13,16 @@ import re
 
 ARABIC_LETTERS = "\u0620-\u064a\u066e-\u06d3"  # Arabic letters and those Persian and Urdu add (regex ranges)
 _MARKS = re.compile("[\u064b-\u065f\u0670\u0640]")  # short vowels and other marks, and the tatweel (ـ)
-_FOLD = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ى": "ي", "ة": "ه"})  # alef forms, alef maqsura, teh marbuta
+# Alef forms, alef maqsura and teh marbuta; and Persian's and Urdu's yeh and kaf, which a keyboard may write
+# either way (کتاب, كتاب: "book").
+_FOLD = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ى": "ي", "ة": "ه", "ی": "ي", "ک": "ك"})
 _PREFIXES = ("وال", "بال", "كال", "فال", "لل", "ال", "و")  # "and the", "with the", "like the", "so the", "for the"
 _SUFFIXES = ("ها", "ان", "ات", "ون", "ين", "يه", "ه", "ي")  # after folding: ية is يه, ة is ه
 
 
 def fold(text: str) -> str:
-    """``text`` without short-vowel marks and tatweel, its alef forms, alef maqsura and teh marbuta folded."""
+    """``text`` without short-vowel marks and tatweel, its alef forms, alef maqsura, teh marbuta and Persian
+    yeh and kaf folded."""
     return _MARKS.sub("", text).translate(_FOLD)
 
 

@@ -23,7 +23,7 @@ MAX_TERMS = 64
 # own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
 # the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 5"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 6"
 
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
 _INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
