@@ -14,6 +14,7 @@ from helpers import TEST_MODEL, eventually, needs_shared
 from memdex.memory_core import MemoryEngine, load_settings
 from memdex.memory_core.embeddings.factory import ProviderChoice, build
 from memdex.memory_core.errors import EmbeddingError
+from memdex.memory_core.index import syncer
 from memdex.memory_core.stores import records
 from memdex.memory_core.stores.sqlite import cache, db, schema
 from memdex.memory_core.stores.sqlite import ops as store
@@ -336,6 +337,33 @@ async def test_searches_move_to_the_vectors_in_ram_which_follow_every_edit(
     assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
     assert "memory/2026-01-11.md" not in {hit.path for hit in answer.results}
     assert ours == exact and engine.index.matrix.rows == 0  # closing the engine frees the copy
+
+
+async def test_vectors_made_after_a_rebuild_without_the_model_reach_ram_without_a_search(
+    notes: Path, index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index rebuilt before its model is up (an upgrade's rebuild at start, a model still loading) is embedded
+    once the model is up, and the RAM copy follows: it was loaded empty, and no search has to come first."""
+    with monkeypatch.context() as older:
+        older.setattr(syncer, "TERMS_IDENTITY", "keyword terms cut by an older memdex")
+        async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+            await engine.sync()
+    model_up = anyio.Event()
+    factory = _use(Instrumented)
+
+    async def late(settings: Any, exclude: frozenset[str] = frozenset()) -> ProviderChoice:
+        await model_up.wait()
+        return await factory(settings, exclude)
+
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False, provider_factory=late) as engine:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine.sync)  # rebuilds for the new keyword terms, the model still loading
+            await eventually(engine.vectors_in_ram, "the rebuilt index's (empty) vectors are in RAM")
+            assert not engine.vectors_ready
+            model_up.set()
+        await eventually(lambda: _all_embedded(engine), "the model embedded the rebuilt index")
+        await eventually(engine.vectors_in_ram, "the vectors are in RAM again")
+        assert engine.vectors_ready and engine.index.matrix.rows == len(NOTES)
 
 
 async def test_another_process_writing_sends_searches_to_sqlite_vec_until_the_copy_reloads(

@@ -138,7 +138,9 @@ class VectorWorker:
                 await self.index.write(self.ops.write_meta, "identity", identity)
                 self.built.identity = identity
             await self.backfill(None, progress, bulk=bulk)
-        if not self.index.vectors_loaded:
+        # Loaded before this provider made the vector table (a rebuild that ran while the model loaded), the RAM
+        # copy is out of step with the index however its writes follow it: load it again.
+        if not self.index.vectors_loaded or not await self.index.vectors_in_ram():
             self.load_soon()
 
     async def backfill(self, conn: Any, progress: ProgressCallback | None, *, bulk: bool) -> int:
