@@ -28,7 +28,7 @@ from mcp import Client
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.models import SearchAnswer
-from memdex.memory_core.search.named_files import named_files
+from memdex.memory_core.search.named_files import NameIndex
 from memdex.memory_core.stores.filters import SearchFilter
 from memdex.server import build_server
 
@@ -279,9 +279,9 @@ async def test_a_named_file_ranks_first_and_is_marked_so(
             assert not any(hit["explain"]["namedFile"] for hit in answer["results"]), query
     # The rule itself, where the memory/ folder does not hold most files (which would hide a case slip):
     others = ["notes/a.md", "notes/b.md", "notes/c.md"]
-    assert named_files("what does memory say", [LONG_TERM, *others]) == []
-    assert named_files("what does MEMORY say", [LONG_TERM, *others]) == [LONG_TERM]
-    assert named_files("the 148 parts", ["notes/148.md", *others]) == []
+    assert NameIndex([LONG_TERM, *others]).naming("what does memory say")[0] == []
+    assert NameIndex([LONG_TERM, *others]).naming("what does MEMORY say")[0] == [LONG_TERM]
+    assert NameIndex(["notes/148.md", *others]).naming("the 148 parts")[0] == []
 
 
 async def test_a_folder_is_named_by_its_path_not_by_the_word_alone(make_engine: MakeEngine, write: Write) -> None:
@@ -303,8 +303,8 @@ async def test_a_folder_is_named_by_its_path_not_by_the_word_alone(make_engine: 
             answer = await engine.search(query, max_results=7, explain=True)
             assert set(_paths(answer)[:3]) == set(projects), (query, _paths(answer))
             assert all(hit.explain and hit.explain.named_file for hit in answer.results[:3]), query
-    assert named_files("notes on projects", [*projects, *logs]) == []
-    assert named_files("projects/ notes", [*projects, LOOKALIKE, *logs]) == projects  # a folder, not a prefix of a name
+    assert NameIndex([*projects, *logs]).naming("notes on projects")[0] == []
+    assert NameIndex([*projects, LOOKALIKE, *logs]).naming("projects/ notes")[0] == projects  # a folder, not a prefix of a name
 
 
 async def test_a_long_named_file_ranks_its_chunks_that_answer_first(make_engine: MakeEngine, write: Write) -> None:

@@ -39,10 +39,6 @@ class NameIndex:
             for key in {name, stem, *_DATE.findall(name)}:
                 self._names[key].add(path)
 
-    def named(self, query: str) -> list[str]:
-        """The paths ``query`` names, in path order (empty: it names none)."""
-        return self.naming(query)[0]
-
     def naming(self, query: str) -> tuple[list[str], list[str]]:
         """The paths ``query`` names, in path order, and the names that chose them, as the query writes them."""
         words = {word.strip(".-") for word in _NAME.findall(query)}
@@ -78,7 +74,3 @@ class NameIndex:
                     under["/".join(parts[j:i])].add(path)
         return ends, under
 
-
-def named_files(query: str, paths: Sequence[str]) -> list[str]:
-    """The paths among ``paths`` that ``query`` names (one-off; keep a :class:`NameIndex` to repeat)."""
-    return NameIndex(paths).named(query)
