@@ -1,5 +1,6 @@
-"""A query word no note holds gets a hint: the word one edit away the notes hold, as they write it. The
-answer itself stays what the query's own words find (abstention is untouched)."""
+"""A query word no note holds gets a hint: the word one edit away the notes hold, as they write it. Whether
+memory answers stays what the query's own words decide (abstention is untouched); an answer is ranked with
+the hint in the word's place."""
 
 from __future__ import annotations
 
@@ -80,6 +81,26 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
         other = await engine.search("quantum chromodynamics lattice")
         assert other.results == [] and "did you mean" not in (other.warning or "")
         assert "nothing in memory matches" in (other.warning or "")
-        # the answer is what the query's own words find: the hint changes nothing in it
+        # whether memory answers is what the query's own words decide: a hint alone answers nothing
         near = await engine.search("mountians")
         assert near.results == [] and '"mountians" (did you mean "mountains"?)' in (near.warning or "")
+
+
+@pytest.mark.both_stores
+async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """"destrss" found the notes that say "hiking" and "Melanie" in the order of those two words alone, and the
+    note that says why she hikes came second; ranked as "destress", it is first."""
+    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Melanie loves hiking: Melanie went hiking twice in June.\n")
+    write("memory/2026-03-08.md", "# 2026-03-08\n\n- Melanie goes hiking in the mountains to destress after work.\n")
+    write("memory/2026-03-09.md", "# 2026-03-09\n\n- Caroline painted a sunrise over the lake.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        typo = await engine.search("Melanie hiking destrss")
+        assert [hit.path for hit in typo.results][:2] == ["memory/2026-03-08.md", "memory/2026-03-07.md"]
+        assert "destress" in typo.results[0].snippet
+        assert '"destrss" (did you mean "destress"?): the results are ranked by that spelling' in (typo.warning or "")
+        spelt = await engine.search("Melanie hiking destress")
+        assert [hit.path for hit in spelt.results][:2] == [hit.path for hit in typo.results][:2]
+        assert [round(hit.score, 6) for hit in spelt.results] == [round(hit.score, 6) for hit in typo.results]

@@ -1,9 +1,9 @@
-"""Words the notes hold one edit away from a query word they lack: a hint for a misspelt query. Pure.
+"""Words the notes hold one edit away from a query word they lack: the hint for a misspelt query. Pure.
 
-Search never swaps a word for its hint: a word the memory lacks may be a typo or a word of another topic
-("cancer" asked of a chat that says "dancer"), and only the caller can tell. So the answer stays what the
-query's own words find, and the hint tells the caller which word found nothing and what the notes hold
-instead, to search again if that is what was meant.
+A word the memory lacks may be a typo or a word of another topic ("cancer" asked of a chat that says
+"dancer"), and only the caller can tell. So the query's own words decide whether the memory answers; an
+answer is ranked with each hint in place of its word (a misspelt word then finds what it meant), and the
+warning names both, for the caller to search again if the hint is not what was meant.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def near_words(
     return hints
 
 
-def hint_text(hints: Mapping[str, str]) -> str:
-    """The hints as a warning the caller can act on."""
+def hint_text(hints: Mapping[str, str], *, ranked: bool = False) -> str:
+    """The hints as a warning the caller can act on; ``ranked``: the answer's hits were ranked by them."""
     pairs = ", ".join(f'"{word}" (did you mean "{near}"?)' for word, near in hints.items())
+    if ranked:
+        return f"no note holds {pairs}: the results are ranked by that spelling; search again if you meant another word"
     return f"no note holds {pairs}: search again with that spelling if it is what you meant"

@@ -75,12 +75,18 @@ def fusion_keyword_score(row: ChunkRow, weights: TermWeights, views: tuple[float
 
 
 def rank_keyword(
-    rows: Sequence[ChunkRow], weights: TermWeights, limit: int, query: QuerySettings, today: dt.date
+    rows: Sequence[ChunkRow],
+    weights: TermWeights,
+    limit: int,
+    query: QuerySettings,
+    today: dt.date,
+    asked: TermWeights | None = None,
 ) -> list[Ranked]:
     """Keyword-only ranking, abstaining as a whole (:func:`answers`): no chunk is cut for answering little of
-    the query on its own, since a long question is answered by short notes that each hold a word or two."""
+    the query on its own, since a long question is answered by short notes that each hold a word or two.
+    ``asked``: the query's own words, when ``weights`` rank near words in place of some (default: the same)."""
     ranked = _keyword_order([(row, keyword_score(row, weights)) for row in rows], query, today, limit)
-    return ranked if answers(ranked, weights, query.min_share) else []
+    return ranked if answers(ranked, asked or weights, query.min_share) else []
 
 
 def _keyword_order(scores: Sequence[tuple[ChunkRow, float]], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
@@ -120,6 +126,7 @@ def rank_hybrid(
     min_score: float,
     query: QuerySettings,
     today: dt.date,
+    asked: TermWeights | None = None,
 ) -> list[Ranked]:
     """Fuse keyword and vector candidates; keep those that either side scores at least ``min_score``.
 
@@ -131,6 +138,7 @@ def rank_hybrid(
     gets a high keyword score on that word alone, and no answer from either search (LoCoMo's other-topic
     probes answered with nothing, hybrid: 0.175 -> 0.850). When nothing clears ``min_score``, the keyword
     hits are returned as keyword-only search returns them, so an exact ID match is never silently dropped.
+    ``asked`` is as :func:`rank_keyword`'s.
     """
     views = {row.id: keyword_views(row, weights) for row in keyword_rows}
     text = {row.id: keyword_score(row, weights, views[row.id]) for row in keyword_rows}
@@ -145,7 +153,7 @@ def rank_hybrid(
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
     ordered = _finish(scored, query, today, limit)
     by_text = _keyword_order([(row, text[row.id]) for row in keyword_rows], query, today, limit)
-    text_answers = answers(by_text, weights, query.min_share)
+    text_answers = answers(by_text, asked or weights, query.min_share)
     bar = min_score if text_answers else math.inf  # keyword scores count only when keyword search would answer
     kept = [item for item in ordered if (item.vector_score or 0.0) >= min_score or (item.text_score or 0.0) >= bar]
     if not kept and text_answers:  # as keyword-only search answers: the keyword hits

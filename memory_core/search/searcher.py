@@ -19,7 +19,7 @@ from ..stores.base import IndexOwner
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.terms import only_stop_words, term_repeats
+from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_repeats
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
@@ -50,6 +50,7 @@ class _Candidates:
     vector: list[ChunkRow] = field(default_factory=list)
     named: list[ChunkRow] = field(default_factory=list)
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
+    asked: TermWeights | None = None  # the query's own words, when the hints ranked in place of theirs
     query_vector: list[float] | None = None
     from_ram: bool = True
 
@@ -131,17 +132,17 @@ class Searcher:
         if found.query_vector is None:
             if not terms:
                 warnings.append(_no_terms(request.text))
-            ranked = rank_keyword(found.keyword, weights, depth, q, today)
+            ranked = rank_keyword(found.keyword, weights, depth, q, today, found.asked)
             mode: Literal["hybrid", "keyword"] = "keyword"
         else:
-            ranked = rank_hybrid(found.keyword, found.vector, weights, depth, request.threshold, q, today)
+            ranked = rank_hybrid(found.keyword, found.vector, weights, depth, request.threshold, q, today, found.asked)
             mode = "hybrid"
         reranked: dict[int, int] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
         named = {row.id for row in found.named}
         ranked = await self._read_on(_named_first(ranked, found.named, weights)[:limit])
-        chosen, left_out = fit(ranked, terms, request.max_chars, q.snippet_chars)
+        chosen, left_out = fit(ranked, [found.hints.get(term, term) for term in terms], request.max_chars, q.snippet_chars)
         if request.explain:
             places = _Places(found, named, reranked, q, today)
             hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]
@@ -155,7 +156,7 @@ class Searcher:
         if not hits and terms and status.chunks:
             warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
         if found.hints:
-            warnings.append(hint_text(found.hints))
+            warnings.append(hint_text(found.hints, ranked=bool(hits)))
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
@@ -168,21 +169,34 @@ class Searcher:
         self, request: SearchRequest, repeats: dict[str, int], k: int, chunks: int, vectors: bool, warnings: list[str]
     ) -> tuple[_Candidates, TermWeights]:
         """Run the keyword side (the query's terms, each as often as it is asked: ``repeats``), the vector side
-        and the named-file lookup side by side."""
+        and the named-file lookup side by side.
+
+        A query word no note holds, with a word one edit away that notes hold (its hint, :mod:`.near_words`),
+        is ranked as that word: "destrss" finds the notes that say "destress" first. Whether the memory
+        answers at all is still decided by the query's own words (``found.asked``): a word the memory lacks
+        is as often another topic's ("cancer" asked of a chat about a dancer), and such a query gets nothing.
+        """
         found = _Candidates()
         terms = list(repeats)
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, list[ChunkRow], dict[str, str]]:
+        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str]]:
             rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where, repeats)
             missing = [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]
             hints = self._near_words(conn, missing) if missing and chunks else {}
-            return rows, weights, self._named_chunks(conn, request.text, repeats, k, chunks, where), hints
+            named = self._named_chunks(conn, request.text, repeats, k, chunks, where)
+            if not hints:
+                return rows, weights, None, named, hints
+            near: dict[str, int] = {}
+            for term, times in repeats.items():
+                near[hints.get(term, term)] = min(MAX_REPEATS, near.get(hints.get(term, term), 0) + times)
+            rows, near_weights = keyword_candidates(self.index.ops, conn, list(near), k, chunks, where, near)
+            return rows, near_weights, weights, named, hints
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
-            found.keyword, weights, found.named, found.hints = await self.index.read(keyword_lookups)
+            found.keyword, weights, found.asked, found.named, found.hints = await self.index.read(keyword_lookups)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)
@@ -232,9 +246,10 @@ class Searcher:
     def _near_words(self, conn: Any, missing: list[str]) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
         ops = self.index.ops
-        return near_words(
+        hints = near_words(
             missing, lambda words: ops.term_counts(conn, words), lambda word: [row.text for row in ops.keyword_search(conn, [word], 3)]
         )
+        return {word: near for word, near in hints.items() if query_terms(near) == [near]}  # no stop word
 
     def _named_chunks(
         self, conn: Any, text: str, repeats: dict[str, int], k: int, chunks: int, where: SearchFilter | None
