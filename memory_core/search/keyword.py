@@ -24,6 +24,7 @@ def keyword_candidates(
     total_chunks: int,
     where: SearchFilter | None = None,
     repeats: Mapping[str, int] | None = None,
+    counts: Mapping[str, int] | None = None,
 ) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 for the OR of ``terms``, and ``terms`` weighed by rarity in the index,
     from one count per term (the counts serve the shortcut, the ranking and the weights).
@@ -39,11 +40,15 @@ def keyword_candidates(
 
     ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
     times, as FTS5 does for a phrase OR-ed more than once (:func:`.scoring.weigh_terms` scales its figure alike).
+    ``counts``: how many chunks hold some of the terms, when the caller has counted them already.
     """
     times = repeats or {}
     if not terms:
         return [], weigh_terms(terms, {}, total_chunks)
-    counts = ops.term_counts(conn, terms)
+    known = dict(counts or {})
+    if unknown := [term for term in terms if term not in known]:
+        known |= ops.term_counts(conn, unknown)
+    counts = known
     weights = weigh_terms(terms, counts, total_chunks, times)
 
     def asked(chosen: Sequence[str]) -> list[str]:

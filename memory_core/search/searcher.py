@@ -182,17 +182,17 @@ class Searcher:
         where = request.where
 
         def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str]]:
-            rows, weights = keyword_candidates(self.index.ops, conn, terms, k, chunks, where, repeats)
-            missing = [term for term, weight in zip(terms, weights.weights, strict=True) if weight <= 0]
+            ops = self.index.ops
+            counts = ops.term_counts(conn, terms) if terms else {}
+            missing = [term for term in terms if not counts[term]]
             hints = self._near_words(conn, missing) if missing and chunks else {}
-            named = self._named_chunks(conn, request.text, repeats, k, chunks, where)
-            if not hints:
-                return rows, weights, None, named, hints
-            near: dict[str, int] = {}
+            asked = weigh_terms(terms, counts, chunks, repeats) if hints else None
+            ranked_as: dict[str, int] = {}  # the terms the search ranks by: each hint in its word's place
             for term, times in repeats.items():
-                near[hints.get(term, term)] = min(MAX_REPEATS, near.get(hints.get(term, term), 0) + times)
-            rows, near_weights = keyword_candidates(self.index.ops, conn, list(near), k, chunks, where, near)
-            return rows, near_weights, weights, named, hints
+                word = hints.get(term, term)
+                ranked_as[word] = min(MAX_REPEATS, ranked_as.get(word, 0) + times)
+            rows, weights = keyword_candidates(ops, conn, list(ranked_as), k, chunks, where, ranked_as, counts)
+            return rows, weights, asked, self._named_chunks(conn, request.text, repeats, k, chunks, where), hints
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
