@@ -537,6 +537,29 @@ async def test_gibberish_finds_nothing_in_keyword_mode(
     )
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+@pytest.mark.parametrize("others", [0, 12], ids=["one note", "thirteen notes"])
+async def test_a_word_finds_the_note_that_holds_another_form_of_it(
+    make_engine: MakeEngine, write: Write, others: int, mode: str
+) -> None:
+    """FTS5's porter stemmer finds "databases" for "database", and memdex then said "nothing in memory matches":
+    its abstention held a word by a cruder stem, in a memory of one note (where it scores BM25 itself) as in a
+    larger one."""
+    write(LONG_TERM, "# Memory\n\n- We moved all databases to the new cluster.\n- Sarah decided to archive the old invoices.\n")
+    for n in range(others):
+        write(f"memory/2026-03-{n + 1:02}.md", f"- Walked the dog, day {n}.\n")
+    engine = make_engine(provider_factory=HashFactory()) if mode == "hybrid" else make_engine(embedding={"provider": "none"})
+    async with engine:
+        await synced(engine)
+        for query in ("database", "invoice", "when did Sarah decide"):
+            answer = await engine.search(query)
+            assert answer.mode == mode
+            assert [hit.path for hit in answer.results] == [LONG_TERM], (query, answer.warning)
+            assert (answer.results[0].text_score or 0.0) > 0.5, query
+        other = await engine.search("quantum chromodynamics")
+    assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
+
+
 async def test_gibberish_finds_nothing_in_hybrid_mode(
     corpus: None, make_engine: MakeEngine, sessions_dir: Path
 ) -> None:

@@ -38,6 +38,21 @@ def test_the_snippet_is_the_matching_lines_not_the_chunk_head() -> None:
     assert (window.start_line, window.end_line) == (53, 57)  # context leans forward: two lines after for one before
 
 
+def test_a_word_no_line_holds_as_written_finds_the_line_with_another_form_of_it() -> None:
+    """FTS5 found the chunk for "invoice" by its line that says "invoices": the snippet shows that line, not
+    the chunk's head. Where some line holds a term as written, those lines decide ("decided" over "decide")."""
+    lines = [FILLER] * 20
+    lines[14] = "- **Mel**: Sarah archived the old invoices on Friday"
+    item = chunk(lines)
+    window = best_window(item.row.text, 1, 20, LineScorer(["invoice"], [item.row.text]), 300)
+    assert "old invoices" in window.text
+    lines[3] = "- **Mel**: we decide on the venue tomorrow"
+    lines[16] = "- **Mel**: Sarah decided on the lake"
+    text = "\n".join(lines)
+    window = best_window(text, 1, 20, LineScorer(["decided"], [text]), 200)
+    assert "Sarah decided" in window.text and "we decide" not in window.text
+
+
 def test_a_rare_term_outweighs_a_common_one() -> None:
     """'like' is on every line, 'camping' on one: that line wins, not the first line with 'like'."""
     lines = [f"- I like item {i} and more filler text to make this line long enough" for i in range(30)]

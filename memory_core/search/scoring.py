@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text.segments import is_gram
-from ..text.terms import key_counts, stems, term_keys
+from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
 
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, FTS5's values
 # A word of n Han or kana characters is n - 1 overlapping grams, each counted again wherever the word repeats,
@@ -65,6 +65,9 @@ class TermWeights:
     idfs: tuple[float, ...] = ()  # each term's FTS5 IDF (0 for a common or missing term)
     in_python: tuple[bool, ...] = ()  # the terms whose BM25 is computed here rather than by FTS5
     saturation: tuple[float, ...] = ()  # each term's BM25 k1 when computed here
+    # each term's index keys (:func:`..text.terms.term_index_keys`): whether a text holds it as the index does,
+    # for abstention and for BM25 computed here
+    indexed: tuple[frozenset[str], ...] = ()
 
 
 def weigh_terms(
@@ -89,6 +92,7 @@ def weigh_terms(
         idfs=tuple(bm25_idf(rows, total) if rows else 0.0 for rows in held),
         in_python=tuple(any(grams) or term_common for term_common in common),
         saturation=tuple(K1_GRAMS if gram else K1 for gram in grams),
+        indexed=tuple(map(term_index_keys, terms)),
     )
 
 
@@ -98,33 +102,39 @@ def text_length(text: str) -> int:
 
 
 def term_coverage(weights: TermWeights, text: str) -> float:
-    """The share of the query's term weight that ``text`` holds (each term once; plural forms match)."""
+    """The share of the query's term weight that ``text`` holds (each term once; plural forms match).
+
+    By match keys, which take a word's other forms less often than the index does: coverage by index keys
+    ranked a little worse in the runs that tried it (CISI nDCG@10 0.368 -> 0.364, LoCoMo ev@2k 0.681 ->
+    0.678; docs/benchmarks.md)."""
     total = sum(weights.weights)
-    return _held(weights, stems(text)) / total if total > 0 else 0.0
+    return _held(weights.keys, weights.weights, stems(text)) / total if total > 0 else 0.0
 
 
 def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     """The share of the whole query that ``texts`` answer together: like :func:`term_coverage`, but the words
     no chunk holds count too (as the rarest), so a query on another topic that shares a common word or two
     with the memory scores low (coverage leaves them out so that a typo does not lower every score). An
-    answer of several short notes can answer a long question that none of them answers alone."""
+    answer of several short notes can answer a long question that none of them answers alone. Terms are
+    held as the index holds them: "database" is answered by a note that says "databases"."""
     total = sum(weights.weights) + weights.missing
-    return _held(weights, _all_stems(texts)) / total if total > 0 else 0.0
+    return _held(weights.indexed, weights.weights, _indexed(texts)) / total if total > 0 else 0.0
 
 
 def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
-    """How many of the query's terms ``texts`` hold between them (each once, whatever its weight)."""
-    present = _all_stems(texts)
-    return sum(1 for keys in weights.keys if keys <= present)
+    """How many of the query's terms ``texts`` hold between them, as the index holds them (each once,
+    whatever its weight)."""
+    present = _indexed(texts)
+    return sum(1 for keys in weights.indexed if keys <= present)
 
 
-def _all_stems(texts: Iterable[str]) -> frozenset[str]:
-    return frozenset[str]().union(*map(stems, texts))
+def _indexed(texts: Iterable[str]) -> frozenset[str]:
+    return frozenset[str]().union(*map(index_stems, texts))
 
 
-def _held(weights: TermWeights, present: frozenset[str]) -> float:
-    """The weight of the query terms whose match keys are all in ``present``."""
-    return sum(w for keys, w in zip(weights.keys, weights.weights, strict=True) if keys <= present)
+def _held(keys: Sequence[frozenset[str]], weights: Sequence[float], present: frozenset[str]) -> float:
+    """The weight of the terms whose keys are all in ``present``."""
+    return sum(w for term, w in zip(keys, weights, strict=True) if term <= present)
 
 
 def bm25_strength(rank: float) -> float:
@@ -138,14 +148,14 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
     """BM25 as a share of a chunk holding each query term once at average length (1 there; up to K1 + 1).
 
     FTS5's ``bm25()`` (``rank``: negative, lower is better) scores the terms it weighs well. Two kinds of
-    term are scored here instead, from ``text`` (BM25's term frequency and length parts over the match keys,
-    the candidates' mean length):
+    term are scored here instead, from ``text`` (BM25's term frequency and length parts over the index keys,
+    which take a word's inflected forms as FTS5's porter stems do; the candidates' mean length):
     - a term in half the chunks or more, to which FTS5 gives an IDF of 1e-6: in a small folder, where nearly
       every word is that common, it could not tell a note that repeats the query from one that mentions it
       once in passing. It weighs coverage's IDF (never 0);
     - every term of a query with CJK or Thai grams, at FTS5's IDF, each gram with the saturation
       :data:`K1_GRAMS` (FTS5's k1 is fixed); the grams are the index's own tokens, so the keys match exactly.
-    Other terms are FTS5's, whose porter stems match more than the match keys do.
+    Other terms are FTS5's.
     """
     by_fts5 = not (weights.in_python and all(weights.in_python))
     held = -rank if by_fts5 and rank < 0 else 0.0
@@ -154,7 +164,7 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
         counts = key_counts(text)
         length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
         norm = 1.0 - B + B * length
-        terms = zip(weights.keys, weights.weights, weights.idfs, weights.repeats, weights.common, weights.in_python,
+        terms = zip(weights.indexed, weights.weights, weights.idfs, weights.repeats, weights.common, weights.in_python,
                     weights.saturation, strict=True)  # fmt: skip
         for keys, weight, idf, times, common, here, k1 in terms:
             if not here:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..limits import MIN_SNIPPET_CHARS
 from ..models import Explanation, Hit
 from ..text.chunking import only_headings, text_cost
-from ..text.terms import stems, term_keys
+from ..text.terms import index_stems, stems, term_index_keys, term_keys
 from .ranking import Ranked
 
 ELLIPSIS = "…"
@@ -42,25 +42,34 @@ class Window:
 
 
 class LineScorer:
-    """Scores a line by the query terms it holds, each weighted by its rarity among the given lines."""
+    """Scores a line by the query terms it holds, each weighted by its rarity among the given lines.
+
+    Terms match by match keys, as coverage does; a term that no line holds so matches as the index matches it
+    (:func:`..text.terms.term_index_keys`): "invoice" finds the line that says "invoices", which FTS5 found."""
 
     def __init__(self, terms: Sequence[str], texts: Iterable[str]) -> None:
+        lines = [line for text in texts for line in text.split("\n")]
         self.terms = frozenset[str]().union(*map(term_keys, terms))
-        self._held: dict[str, frozenset[str]] = {}  # line -> the query terms it holds
-        counts = dict.fromkeys(self.terms, 0)
-        lines = 0
-        for text in texts:
-            for line in text.split("\n"):
-                lines += 1
-                for term in self.held(line):
-                    counts[term] += 1
-        self.weights = {term: math.log(1.0 + (lines + 1) / (count + 1)) for term, count in counts.items()}
+        self.forms: frozenset[str] = frozenset()
+        self._held: dict[str, frozenset[str]] = {line: self.terms & stems(line) for line in lines}  # line -> its terms
+        matched = frozenset[str]().union(*self._held.values())
+        if lines and (unmatched := [term for term in terms if not term_keys(term) <= matched]):
+            self.forms = frozenset[str]().union(*map(term_index_keys, unmatched))
+            self._held = {line: held | (self.forms & index_stems(line)) for line, held in self._held.items()}
+        counts = dict.fromkeys(self.terms | self.forms, 0)
+        for line in lines:
+            for term in self._held[line]:
+                counts[term] += 1
+        self.weights = {term: math.log(1.0 + (len(lines) + 1) / (count + 1)) for term, count in counts.items()}
 
     def held(self, line: str) -> frozenset[str]:
         """The query terms ``line`` holds (remembered: every line is looked at more than once)."""
         found = self._held.get(line)
         if found is None:
-            found = self._held[line] = self.terms & stems(line)
+            found = self.terms & stems(line)
+            if self.forms:
+                found |= self.forms & index_stems(line)
+            self._held[line] = found
         return found
 
     def score(self, line: str) -> float:
@@ -222,7 +231,7 @@ def _cut_sentence(line: str, scorer: LineScorer, max_chars: int) -> str:
     """``max_chars`` (weighted) of a long line, starting a little before its first query term, never inside
     a character's combining marks."""
     lowered = line.lower()
-    found = [lowered.find(term) for term in scorer.terms]
+    found = [lowered.find(term) for term in scorer.terms | scorer.forms]
     hit = min((at for at in found if at >= 0), default=0)
     costs = [text_cost(char) for char in line]
     room = max_chars - 2  # for the ellipses

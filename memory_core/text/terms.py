@@ -3,8 +3,9 @@
 Terms come from :mod:`.segments`, which cuts every script the way the index holds it: English words,
 identifier parts, CJK bigrams, Korean stems. Lower-cased; stop words dropped.
 Stores quote each term in their own syntax, so no input is ever read as a query operator; scoring
-weighs them (:mod:`..search.scoring`). Python-side matching (coverage, snippets) compares *match keys*:
-the tokens FTS5 would cut, accents folded, crudely stemmed.
+weighs them (:mod:`..search.scoring`). Python-side matching compares keys of the tokens FTS5 would cut,
+accents folded: *match keys* (crudely stemmed) for coverage and snippets, *index keys* (inflections folded as
+the index's porter stemmer folds them) wherever Python decides what the index holds.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
+from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
 
 MAX_TERMS = 64
@@ -75,18 +77,34 @@ def stem(term: str) -> str:
 @lru_cache(maxsize=65_536)
 def match_key(token: str) -> str:
     """A lower-case token as coverage and snippets compare it: accents folded, crudely stemmed."""
-    if not token.isascii():
-        kept: list[str] = []
-        for char in unicodedata.normalize("NFD", token):
-            if not (unicodedata.combining(char) and kept and kept[-1] < _FOLDED_BELOW):
-                kept.append(char)
-        token = unicodedata.normalize("NFC", "".join(kept))
-    return stem(token)
+    return stem(_folded(token))
+
+
+@lru_cache(maxsize=65_536)
+def index_key(token: str) -> str:
+    """A lower-case token as the index matches it: accents folded, its inflection removed (:mod:`.inflections`)."""
+    return inflection_stem(_folded(token))
+
+
+def _folded(token: str) -> str:
+    """``token`` with its accents removed, as remove_diacritics does (Latin, Greek and Cyrillic letters)."""
+    if token.isascii():
+        return token
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFD", token):
+        if not (unicodedata.combining(char) and kept and kept[-1] < _FOLDED_BELOW):
+            kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def term_keys(term: str) -> frozenset[str]:
     """The match keys of a query term: a text holds the term when it holds all of them."""
     return frozenset(map(match_key, _tokens(term)))
+
+
+def term_index_keys(term: str) -> frozenset[str]:
+    """The index keys of a query term: the index holds the term in a text whose :func:`index_stems` hold them all."""
+    return frozenset(map(index_key, _tokens(term)))
 
 
 @lru_cache(maxsize=256)  # a query scores each candidate's text more than once (score, share, snippet)
@@ -96,16 +114,22 @@ def stems(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
+def index_stems(text: str) -> frozenset[str]:
+    """The index keys of the terms ``text`` is indexed by: what the index holds, to Python."""
+    return frozenset(_keys(text, index_key))
+
+
+@lru_cache(maxsize=256)
 def key_counts(text: str) -> Counter[str]:
-    """How often ``text`` holds each match key of :func:`stems` (their sum: its length in terms). Apart from
-    :func:`stems`, which every search needs: counting costs more, and only queries with terms that memdex
-    scores itself (common ones, CJK grams: :func:`..search.scoring.bm25_share`) need it."""
-    return Counter(_keys(text))
+    """How often ``text`` holds each index key (their sum: its length in terms), for BM25 scored in Python as
+    FTS5 scores it. Apart from :func:`index_stems`: counting costs more, and only queries with terms that
+    memdex scores itself (common ones, CJK grams: :func:`..search.scoring.bm25_share`) need it."""
+    return Counter(_keys(text, index_key))
 
 
-def _keys(text: str) -> Iterator[str]:
-    """The match key of each term ``text`` is indexed by, in order."""
-    return map(match_key, _tokens(index_text(text).lower()))
+def _keys(text: str, key: Callable[[str], str] = match_key) -> Iterator[str]:
+    """The key of each term ``text`` is indexed by, in order."""
+    return map(key, _tokens(index_text(text).lower()))
 
 
 def _tokens(text: str) -> list[str]:
