@@ -129,7 +129,13 @@ def key_counts(text: str) -> Counter[str]:
 
 def _keys(text: str, key: Callable[[str], str] = match_key) -> Iterator[str]:
     """The key of each term ``text`` is indexed by, in order."""
-    return map(key, _tokens(index_text(text).lower()))
+    return map(key, _indexed_tokens(text))
+
+
+@lru_cache(maxsize=1024)  # both kinds of key are taken of the same texts and lines: segment each once
+def _indexed_tokens(text: str) -> tuple[str, ...]:
+    """The tokens the index cuts ``text`` into, lower-cased."""
+    return tuple(_tokens(index_text(text).lower()))
 
 
 def _tokens(text: str) -> list[str]:
