@@ -72,6 +72,7 @@ from bench.quality import (
 )
 from bench.variants import CJK_RUN
 from memdex.memory_core.text import segments
+from memdex.memory_core.text.stopwords import ENGLISH_STOPWORDS
 from memdex.memory_core.text.terms import FTS_TOKENIZER, query_terms
 
 _WORD = re.compile(r"[^\W_]+")
@@ -135,7 +136,7 @@ def _jieba_candidate() -> Candidate | None:
 
     def terms(text: str) -> list[str]:
         found = list(dict.fromkeys(w.lower() for w in words(text)))
-        return [w for w in found if w not in stop and w not in segments.STOPWORDS] or found
+        return [w for w in found if w not in stop and w not in ENGLISH_STOPWORDS] or found
 
     return Candidate("jieba", "porter unicode61", lambda text: " ".join(words(text)), terms)
 
@@ -153,7 +154,7 @@ def _janome_candidate() -> Candidate | None:
 
     def terms(text: str) -> list[str]:
         found = list(dict.fromkeys(w.lower() for w in words(text)))
-        return [w for w in found if w not in stop and w not in segments.STOPWORDS] or found
+        return [w for w in found if w not in stop and w not in ENGLISH_STOPWORDS] or found
 
     return Candidate("janome", "porter unicode61", lambda text: " ".join(words(text)), terms)
 

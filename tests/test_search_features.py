@@ -560,6 +560,43 @@ async def test_a_word_finds_the_note_that_holds_another_form_of_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
+LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
+    "French": (
+        "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",
+        "quand a lieu la réunion de l'équipe ?", "quelle est la couleur du ciel ?", "les de la",
+    ),
+    "German": (
+        "- Wir haben PostgreSQL für die Abrechnung gewählt.\n- Das Teamtreffen ist am Dienstag um zehn Uhr.\n",
+        "Wann ist das Teamtreffen?", "Wie hoch ist der Eiffelturm in Paris?", "der das und",
+    ),
+    "Spanish": (
+        "- Elegimos PostgreSQL para la facturación.\n- La reunión del equipo es el martes.\n",
+        "¿Cuándo es la reunión del equipo?", "¿Dónde está la torre Eiffel?", "de la los",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("others", [0, 12], ids=["one note", "thirteen notes"])
+async def test_a_question_in_another_language_finds_its_note_and_abstains_on_another_topic(
+    make_engine: MakeEngine, write: Write, others: int, language: str
+) -> None:
+    """Its articles and prepositions ("la", "de", "der") are in every note, so a question on another topic
+    answered with every note, scored near 1, and a query of them alone matched everything."""
+    notes, asked, other_topic, function_words = LANGUAGES[language]
+    write(LONG_TERM, f"# Memory\n\n{notes}")
+    for n in range(others):
+        write(f"memory/2026-03-{n + 1:02}.md", f"- Walked the dog, day {n}.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        answered = await engine.search(asked)
+        other = await engine.search(other_topic)
+        common = await engine.search(function_words)
+    assert [hit.path for hit in answered.results] == [LONG_TERM], answered.warning
+    assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
+    assert common.results == [] and "only common words" in (common.warning or "")
+
+
 async def test_gibberish_finds_nothing_in_hybrid_mode(
     corpus: None, make_engine: MakeEngine, sessions_dir: Path
 ) -> None:

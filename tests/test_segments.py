@@ -137,6 +137,32 @@ def test_russian_and_greek_words_add_their_stems_and_queries_ask_for_them() -> N
     assert index_text("Сбербанк API").split() == ["Сбербанк", "API"]  # a word that is its own stem is not repeated
 
 
+def test_a_query_in_french_german_spanish_portuguese_italian_or_dutch_drops_their_function_words() -> None:
+    assert query_terms("Quelle est la couleur du ciel ?") == ["couleur", "ciel"]
+    assert query_terms("Qu'est-ce que l'équipe a décidé ?") == ["l", "équipe", "décidé"]
+    assert query_terms("Wann ist das Teamtreffen mit Anna?") == ["teamtreffen", "anna"]
+    assert query_terms("¿Dónde está la base de datos de facturación?") == ["base", "datos", "facturación"]
+    assert query_terms("Onde está a base de dados?") == ["base", "dados"]
+    assert query_terms("Perché abbiamo scelto questo database?") == ["scelto", "database"]
+    assert query_terms("Wanneer is de vergadering van het team?") == ["vergadering", "team"]
+    assert query_terms("les de la") == query_terms("der das und") == []  # function words only
+    assert query_terms("la réunion") == ["la", "réunion"]  # one function word does not say the query is French
+
+
+def test_an_english_query_keeps_the_words_other_languages_use_as_function_words() -> None:
+    """Many are English words, or parts of names and terms English uses."""
+    assert query_terms("why did the car die in the war") == ["car", "die", "war"]
+    assert query_terms("AI and CI on the MIT van, con or pour") == ["ai", "ci", "mit", "van", "con", "pour"]
+    assert query_terms("Caroline's trip to Rio de Janeiro") == ["caroline", "s", "trip", "rio", "de", "janeiro"]
+    assert query_terms("De novo assembly of the sequence data") == ["de", "novo", "assembly", "sequence", "data"]
+    assert query_terms("vitamin D and IL-6 in T cells under ER stress") == [
+        "vitamin", "d", "il", "6", "t", "cells", "under", "er", "stress"
+    ]  # fmt: skip
+    assert query_terms("il est là") == ["là"]  # French: two of its words are function words there
+    assert query_terms("is IT down for US users") == ["it", "down", "us", "users"]
+    assert query_terms("why didn't she call") == ["didn", "t", "call"]  # "didn" matches a chat's "I didn't"
+
+
 def test_indic_words_keep_their_vowel_signs() -> None:
     assert query_terms("ডেটাবেস") == ["ডেটাবেস"]  # Bengali: one word, not its consonants ড ট ব স
     assert query_terms("हमने किस डेटाबेस को चुनें?") == ["डेटाबेस", "चुन"]  # Hindi: stop words out, stems in

@@ -38,11 +38,7 @@ from collections.abc import Iterator
 
 from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
-
-# English words that carry no retrieval signal in questions; dropped from a query when other terms remain.
-STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "he", "her", "his", "him", "so", "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
-)
+from .stopwords import QUERY_STOPWORDS, foreign_function_words
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
@@ -122,30 +118,6 @@ _JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
-# Russian question words, pronouns, prepositions and particles (from Snowball's Russian stop list), matched
-# before stemming: "какая", "где", "мы", "для" say nothing of what is asked for.
-_RUSSIAN_STOP_WORDS = (
-    "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от "
-    "меня еще нет о из ему когда ли если уже или ни быть был него до вас там себя ей может они где есть ней для "
-    "мы тебя их чем была сам без чего тоже себе под будет ж тогда кто этот того потому этого какой какая какие "
-    "какое каких ним здесь этом мой тем чтобы нее были куда зачем всех при об хоть после над через эти нас про "
-    "всего них эту моя свою этой перед том такой им между почему сколько чей чья чьи всё её ещё"
-)
-# Hindi postpositions, pronouns, question words and the copula.
-_HINDI_STOP_WORDS = (
-    "के का की को में से पर है हैं था थी थे और या कि क्या कब कहाँ कहां कौन क्यों कैसे किस किसने किसको यह वह ये वे "
-    "हम मैं तुम आप ने लिए भी तो हमने मैंने उसने इस उस इसे उसे एक"
-)
-# Arabic prepositions, pronouns, question words and particles, as :func:`.arabic.fold` leaves them.
-_ARABIC_STOP_WORDS = (
-    "في من على الى عن ما ماذا متى اين كيف لماذا هل هذا هذه ذلك تلك التي الذي الذين و او ام مع كان كانت هو هي "
-    "هم نحن انا انت انتم لم لن قد ثم بين عند كل اي"
-)
-# The words a query drops when other terms remain.
-QUERY_STOPWORDS = frozenset().union(
-    STOPWORDS, *(words.split() for words in (_RUSSIAN_STOP_WORDS, _HINDI_STOP_WORDS, _ARABIC_STOP_WORDS))
-)
-
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
 Weight = int
@@ -246,6 +218,15 @@ def is_gram(term: str) -> bool:
     return _GRAM.search(term) is not None
 
 
+_OPERATORS = frozenset({"AND", "OR"})  # a search engine's, written between words: no acronym
+
+
+def _is_acronym(piece: str) -> bool:
+    """A word of two letters or more in capitals (``IT``, ``US``, ``ER``): never a function word (unless the
+    whole query is in capitals)."""
+    return len(piece) > 1 and piece.isupper() and piece not in _OPERATORS
+
+
 def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased. A lone CJK character right after
@@ -253,7 +234,11 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     text = fold(unicodedata.normalize("NFKC", text))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
-    for match in _PIECE.finditer(text):
+    capitals = any(char.islower() for char in text)  # else a query in capitals: its words are not acronyms
+    matches = list(_PIECE.finditer(text))
+    words = [m.group(0).lower() for m in matches if m.lastgroup == "word" and not (capitals and _is_acronym(m.group(0)))]
+    stop_words = QUERY_STOPWORDS | foreign_function_words(words)
+    for match in matches:
         piece = match.group(0)
         kind = match.lastgroup
         if kind == "cjk" and len(piece) == 1 and match.start() == number_end:
@@ -267,7 +252,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
                 yield stem, weight
         else:
             word = piece.lower()
-            if word in QUERY_STOPWORDS:
+            if word in stop_words and not (capitals and _is_acronym(piece)):
                 yield word, STOP
             else:
                 yield stem_of(word) or word, WORD  # a word of a stemmed script (Russian, Arabic, ...): its stem

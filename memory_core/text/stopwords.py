@@ -1,0 +1,95 @@
+"""Function words: the words a query drops, since they say nothing of what is asked for. Only queries drop
+them; the index keeps every word.
+
+English's, Russian's, Hindi's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those of
+French, Spanish, Portuguese, Italian, German and Dutch are dropped from a query written in that language
+(:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and "de novo",
+"die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than ``a`` and ``i``
+are never dropped (vitamin D, T cells, E. coli), nor is a word in capitals in a query that is not
+(:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
+scripts are segmented (:mod:`.segments`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# English words that carry no retrieval signal in questions.
+_ENGLISH = (
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my "
+    "of on or our she he her his him so that the their them they this to was we were what when where which who whom "
+    "why will with would you your"
+)
+# Articles, prepositions, pronouns, question words, conjunctions and the common forms of "be" and "have".
+_FRENCH = (
+    "le la les un une des du de au aux et ou où est sont été était étaient être ai avons avez ont avait ce cet cette "
+    "ces que qui quoi quel quelle quels quelles dans pour par avec sans sur sous chez entre vers depuis pendant "
+    "avant après mais donc car ne pas se sa son ses leur leurs nous vous il ils elle elles je tu lui en à comment "
+    "quand pourquoi combien mon ma mes ton ta tes notre nos votre vos aussi très tout tous toute toutes qu"
+)
+_SPANISH = (
+    "el la los las un una unos unas de del al en es son fue fueron ser estar está están estaba ha han hemos había "
+    "que qué quien quién quienes cual cuál cuales cuáles cuando cuándo donde dónde como cómo por para con sin "
+    "sobre entre hasta desde pero muy su sus mi mis tu tus nuestro nuestra nuestros nuestras lo le les se te nos "
+    "ese esa esos esas este esta estos estas eso esto ya también porque"
+)
+_PORTUGUESE = (
+    "os as um uma uns umas de do da dos das no na nos nas em é são foi foram ser estar está estão que quem qual "
+    "quais quando onde como por para com sem mas ou muito seu sua seus suas meu minha nosso nossa ele ela eles "
+    "elas eu você vocês se ao aos à às pelo pela pelos pelas este esta isso isto esse essa não também já porque"
+)
+_ITALIAN = (
+    "il lo la gli le un uno una di del della dei degli delle dello al alla ai agli alle allo da dal dalla dai in "
+    "nel nella nei nelle con su sul sulla per tra fra ed è sono era che chi cosa quale quali quando dove come "
+    "perché non ma anche molto suo sua suoi sue mio mia nostro nostra io tu lui lei noi voi loro si ci vi ne ha "
+    "hanno ho abbiamo essere stato stata questo questa questi queste quello quella"
+)
+_GERMAN = (
+    "der die das den dem des ein eine einer eines einem einen und oder aber ist sind war waren wird werden wurde "
+    "wurden hat haben hatte hatten habe bin von zu zum zur im vom beim an am auf aus bei mit für über unter nach "
+    "vor durch gegen ohne um als wie wo wann warum wieso was wer wen wem welche welcher welches dass nicht auch "
+    "noch nur schon sehr ich du er sie es wir ihr uns euch man mein meine dein deine sein seine ihre unser unsere "
+    "dieser diese dieses sich kein keine ob"
+)
+_DUTCH = (
+    "de het een en of maar is zijn was waren wordt worden werd heeft hebben had van in op aan met voor door naar "
+    "bij uit over om te tot als dat die dit deze wat wie waar wanneer waarom hoe ik jij je hij zij ze wij we "
+    "jullie mijn jouw haar ons onze niet geen ook nog er"
+)
+# Russian question words, pronouns, prepositions and particles (from Snowball's Russian stop list), matched
+# before stemming: "какая", "где", "мы", "для" say nothing of what is asked for.
+_RUSSIAN = (
+    "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от "
+    "меня еще нет о из ему когда ли если уже или ни быть был него до вас там себя ей может они где есть ней для "
+    "мы тебя их чем была сам без чего тоже себе под будет ж тогда кто этот того потому этого какой какая какие "
+    "какое каких ним здесь этом мой тем чтобы нее были куда зачем всех при об хоть после над через эти нас про "
+    "всего них эту моя свою этой перед том такой им между почему сколько чей чья чьи всё её ещё"
+)
+# Hindi postpositions, pronouns, question words and the copula.
+_HINDI = (
+    "के का की को में से पर है हैं था थी थे और या कि क्या कब कहाँ कहां कौन क्यों कैसे किस किसने किसको यह वह ये वे "
+    "हम मैं तुम आप ने लिए भी तो हमने मैंने उसने इस उस इसे उसे एक"
+)
+# Arabic prepositions, pronouns, question words and particles, as :func:`.arabic.fold` leaves them.
+_ARABIC = (
+    "في من على الى عن ما ماذا متى اين كيف لماذا هل هذا هذه ذلك تلك التي الذي الذين و او ام مع كان كانت هو هي "
+    "هم نحن انا انت انتم لم لن قد ثم بين عند كل اي"
+)
+ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
+# Every word a query drops when other terms remain, whatever its language (lower-cased as a query's words are).
+QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
+_LATIN_SCRIPT = tuple(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _GERMAN, _DUTCH))
+
+
+def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
+    """The function words a query of ``words`` (lower-cased, in order) drops as a query in French, Spanish,
+    Portuguese, Italian, German or Dutch: those of each language in which two of its words or more are function
+    words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
+    ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de"."""
+    english = sum(word in ENGLISH_STOPWORDS for word in words)
+    dropped: set[str] = set()
+    for language in _LATIN_SCRIPT:
+        found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
+        if len(found) >= 2 and len(found) > english:
+            dropped.update(found)
+    return frozenset(dropped)
