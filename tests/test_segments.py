@@ -144,6 +144,7 @@ def test_a_query_in_french_german_spanish_portuguese_italian_or_dutch_drops_thei
     assert query_terms("¿Dónde está la base de datos de facturación?") == ["base", "datos", "facturación"]
     assert query_terms("Onde está a base de dados?") == ["base", "dados"]
     assert query_terms("Perché abbiamo scelto questo database?") == ["scelto", "database"]
+    assert query_terms("Quando è la riunione dell'anno?") == ["riunione", "anno"]  # dell': an elided form
     assert query_terms("Wanneer is de vergadering van het team?") == ["vergadering", "team"]
     assert query_terms("les de la") == query_terms("der das und") == []  # function words only
     assert query_terms("la réunion") == ["la", "réunion"]  # one function word does not say the query is French

@@ -20,12 +20,13 @@ _ENGLISH = (
     "of on or our she he her his him so that the their them they this to was we were what when where which who whom "
     "why will with would you your"
 )
-# Articles, prepositions, pronouns, question words, conjunctions and the common forms of "be" and "have".
+# Articles, prepositions, pronouns, question words, conjunctions, the common forms of "be" and "have", and the
+# elided forms a query cuts at the apostrophe (qu'est, dell'anno).
 _FRENCH = (
     "le la les un une des du de au aux et ou où est sont été était étaient être ai avons avez ont avait ce cet cette "
     "ces que qui quoi quel quelle quels quelles dans pour par avec sans sur sous chez entre vers depuis pendant "
     "avant après mais donc car ne pas se sa son ses leur leurs nous vous il ils elle elles je tu lui en à comment "
-    "quand pourquoi combien mon ma mes ton ta tes notre nos votre vos aussi très tout tous toute toutes qu"
+    "quand pourquoi combien mon ma mes ton ta tes notre nos votre vos aussi très tout tous toute toutes qu jusqu lorsqu"
 )
 _SPANISH = (
     "el la los las un una unos unas de del al en es son fue fueron ser estar está están estaba ha han hemos había "
@@ -42,7 +43,7 @@ _ITALIAN = (
     "il lo la gli le un uno una di del della dei degli delle dello al alla ai agli alle allo da dal dalla dai in "
     "nel nella nei nelle con su sul sulla per tra fra ed è sono era che chi cosa quale quali quando dove come "
     "perché non ma anche molto suo sua suoi sue mio mia nostro nostra io tu lui lei noi voi loro si ci vi ne ha "
-    "hanno ho abbiamo essere stato stata questo questa questi queste quello quella"
+    "hanno ho abbiamo essere stato stata questo questa questi queste quello quella dell dall nell sull all quest"
 )
 _GERMAN = (
     "der die das den dem des ein eine einer eines einem einen und oder aber ist sind war waren wird werden wurde "
