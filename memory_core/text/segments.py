@@ -237,7 +237,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     capitals = any(char.islower() for char in text)  # else a query in capitals: its words are not acronyms
     matches = list(_PIECE.finditer(text))
     words = [m.group(0).lower() for m in matches if m.lastgroup == "word" and not (capitals and _is_acronym(m.group(0)))]
-    stop_words = QUERY_STOPWORDS | foreign_function_words(words)
+    foreign = foreign_function_words(words)
     for match in matches:
         piece = match.group(0)
         kind = match.lastgroup
@@ -252,7 +252,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
                 yield stem, weight
         else:
             word = piece.lower()
-            if word in stop_words and not (capitals and _is_acronym(piece)):
+            if (word in QUERY_STOPWORDS or word in foreign) and not (capitals and _is_acronym(piece)):
                 yield word, STOP
             else:
                 yield stem_of(word) or word, WORD  # a word of a stemmed script (Russian, Arabic, ...): its stem
