@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -15,11 +16,12 @@ from ..embeddings.languages import reads_query
 from ..errors import EmbeddingError, InputError, as_memdex_error
 from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_QUERY_CHARS, MAX_RESULTS, MIN_ANSWER_CHARS
 from ..models import Explanation, IndexStatus, SearchAnswer
-from ..stores.base import IndexOwner
+from ..stores.base import IndexOwner, StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_repeats
+from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_pairs, term_repeats
+from .compounds import Count, joined_words, split_words
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
@@ -50,6 +52,7 @@ class _Candidates:
     vector: list[ChunkRow] = field(default_factory=list)
     named: list[ChunkRow] = field(default_factory=list)
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
+    terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
     asked: TermWeights | None = None  # the query's own words, when the hints ranked in place of theirs
     query_vector: list[float] | None = None
     from_ram: bool = True
@@ -142,7 +145,7 @@ class Searcher:
             ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
         named = {row.id for row in found.named}
         ranked = await self._read_on(_named_first(ranked, found.named, weights)[:limit])
-        chosen, left_out = fit(ranked, [found.hints.get(term, term) for term in terms], request.max_chars, q.snippet_chars)
+        chosen, left_out = fit(ranked, found.terms, request.max_chars, q.snippet_chars)
         if request.explain:
             places = _Places(found, named, reranked, q, today)
             hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]
@@ -181,22 +184,24 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str]]:
+        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str], list[str]]:
             ops = self.index.ops
             counts = ops.term_counts(conn, terms) if terms else {}
             missing = [term for term in terms if not counts[term]]
-            hints = self._near_words(conn, missing) if missing and chunks else {}
-            asked = weigh_terms(terms, counts, chunks, repeats) if hints else None
-            ranked_as: dict[str, int] = {}  # the terms the search ranks by: each hint in its word's place
-            for term, times in repeats.items():
-                word = hints.get(term, term)
-                ranked_as[word] = min(MAX_REPEATS, ranked_as.get(word, 0) + times)
+            written = self._compounds(conn, request.text, terms, missing) if missing and chunks else {}
+            held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
+            if written:
+                counts |= ops.term_counts(conn, [term for term in held if term not in counts])
+            hints = self._near_words(conn, [term for term in held if not counts[term]]) if missing and chunks else {}
+            asked = weigh_terms(list(held), counts, chunks, held) if hints else None
+            ranked_as = _repeated({term: (hints.get(term, term),) for term in held}, held)  # each hint in its word's place
             rows, weights = keyword_candidates(ops, conn, list(ranked_as), k, chunks, where, ranked_as, counts)
-            return rows, weights, asked, self._named_chunks(conn, request.text, repeats, k, chunks, where), hints
+            named = self._named_chunks(conn, request.text, repeats, k, chunks, where)
+            return rows, weights, asked, named, hints, list(ranked_as)
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
-            found.keyword, weights, found.asked, found.named, found.hints = await self.index.read(keyword_lookups)
+            found.keyword, weights, found.asked, found.named, found.hints, found.terms = await self.index.read(keyword_lookups)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)
@@ -243,13 +248,27 @@ class Searcher:
                 dropped.add(second.row.id)
         return [replace(item, row=shown.get(item.row.id, item.row)) for item in ranked if item.row.id not in dropped]
 
+    def _compounds(self, conn: Any, text: str, terms: list[str], missing: list[str]) -> dict[str, tuple[str, ...]]:
+        """The query's words that notes write as one compound the other way (:mod:`.compounds`), each with the
+        words the notes write in its place (the second of two words joined into one: none), on a reader thread.
+        A word the query asks already, in any form, is not asked again ("email" of "e mail" asked with "emails")."""
+        ops = self.index.ops
+        count: Count = partial(ops.term_counts, conn)
+        written: dict[str, tuple[str, ...]] = {}
+        for (head, tail), word in joined_words(term_pairs(text), missing, count, _is_term).items():
+            if head not in written and tail not in written:
+                written[head], written[tail] = (word,), ()
+        left = [term for term in missing if term not in written]
+        split = split_words(left, count, lambda phrase: _texts(ops, conn, phrase), _is_term)
+        written |= {term: (phrase,) for term, phrase in split.items()}
+        asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
+        return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}
+
     def _near_words(self, conn: Any, missing: list[str]) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
         ops = self.index.ops
-        hints = near_words(
-            missing, lambda words: ops.term_counts(conn, words), lambda word: [row.text for row in ops.keyword_search(conn, [word], 3)]
-        )
-        return {word: near for word, near in hints.items() if query_terms(near) == [near]}  # no stop word
+        hints = near_words(missing, partial(ops.term_counts, conn), lambda word: _texts(ops, conn, word))
+        return {word: near for word, near in hints.items() if _is_term(near)}  # no stop word
 
     def _named_chunks(
         self, conn: Any, text: str, repeats: dict[str, int], k: int, chunks: int, where: SearchFilter | None
@@ -306,6 +325,25 @@ class Searcher:
         except EmbeddingError as exc:
             warnings.append(f"the query embedding failed ({exc}); these are keyword results")
         return None
+
+
+def _repeated(words: dict[str, tuple[str, ...]], repeats: dict[str, int]) -> dict[str, int]:
+    """The words each term is searched as, with the times the query asks for the term (at most MAX_REPEATS)."""
+    times: dict[str, int] = {}
+    for term, written in words.items():
+        for word in written:
+            times[word] = min(MAX_REPEATS, times.get(word, 0) + repeats[term])
+    return times
+
+
+def _texts(ops: StoreOps, conn: Any, term: str) -> list[str]:
+    """The texts of a few chunks that hold ``term`` (a word or a phrase): how the notes write it."""
+    return [row.text for row in ops.keyword_search(conn, [term], 3)]
+
+
+def _is_term(word: str) -> bool:
+    """Whether ``word`` is a search term as it stands (not a stop word, not stemmed to another form)."""
+    return query_terms(word) == [word]
 
 
 def _no_terms(text: str) -> str:

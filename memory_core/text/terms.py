@@ -15,6 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import islice
 
 from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
@@ -60,6 +61,13 @@ def term_repeats(text: str) -> dict[str, int]:
     return {}
 
 
+def term_pairs(text: str) -> list[tuple[str, str]]:
+    """The query's terms that follow each other with no stop word between, in order ("Haus Tür", "health care"):
+    the pairs a note may write as one word."""
+    pieces = [term if weight == WORD else None for term, weight in islice(query_pieces(text), MAX_TERMS * 2)]
+    return [(head, tail) for head, tail in zip(pieces, pieces[1:]) if head and tail and head != tail]
+
+
 def only_stop_words(text: str) -> list[str]:
     """The first few words of a query made of stop words only (empty when it has another word, or none)."""
     pieces = dict(query_pieces(text))
@@ -77,17 +85,17 @@ def stem(term: str) -> str:
 @lru_cache(maxsize=65_536)
 def match_key(token: str) -> str:
     """A lower-case token as coverage and snippets compare it: accents folded, crudely stemmed."""
-    return stem(_folded(token))
+    return stem(fold_accents(token))
 
 
 @lru_cache(maxsize=65_536)
 def index_key(token: str) -> str:
     """A lower-case token as the index matches it: accents folded, its inflection removed (:mod:`.inflections`)."""
-    return inflection_stem(_folded(token))
+    return inflection_stem(fold_accents(token))
 
 
-def _folded(token: str) -> str:
-    """``token`` with its accents removed, as remove_diacritics does (Latin, Greek and Cyrillic letters)."""
+def fold_accents(token: str) -> str:
+    """``token`` (or any text) with its accents removed, as remove_diacritics does (Latin, Greek and Cyrillic letters)."""
     if token.isascii():
         return token
     kept: list[str] = []

@@ -1,0 +1,93 @@
+"""A compound the query and the notes write differently: one word in one, two in the other. Pure.
+
+German, Dutch and the Nordic languages write a compound as one word ("Datenbankmigration") and also with a
+hyphen or apart ("Datenbank-Migration"); English does both too ("healthcare", "health care"). The index
+holds words as they are written, so a query that wrote a compound the other way found nothing. Two cases are
+looked up, from the query's words and the notes' own:
+
+* a query word no note holds, that notes write as two words side by side (:func:`split_words`);
+* two query words side by side, one of which no note holds, that notes write as one word (:func:`joined_words`).
+
+Unlike a misspelling's hint (:mod:`.near_words`), the notes attest what the query asked, so the memory
+answers by the words they write.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ..text.terms import fold_accents
+
+MIN_PART = 3  # letters in each part of a word cut in two ("Haus" + "tür", "data" + "base")
+MAX_WORDS = 3  # words cut per query, at most: each costs a phrase count per place it can be cut
+MIN_JOINED = 5  # letters in two words joined into one: shorter joins are an abbreviation's letters ("U.S." is no "us")
+_ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
+
+Count = Callable[[Sequence[str]], Mapping[str, int]]
+
+
+def alphabetic(word: str) -> bool:
+    """Whether ``word`` is letters of the Latin, Greek or Cyrillic alphabet only, the scripts that write words
+    apart and compounds either way (CJK, Thai and Korean runs are cut into terms otherwise: :mod:`..text.segments`)."""
+    return word.isalpha() and max(word) < _ALPHABETS_END
+
+
+def splittable(term: str) -> bool:
+    """Whether ``term`` is a word that may be a compound: :func:`alphabetic`, long enough for two parts."""
+    return len(term) >= 2 * MIN_PART and alphabetic(term)
+
+
+def split_words(
+    missing: Sequence[str], count: Count, texts: Callable[[str], Iterable[str]], is_term: Callable[[str], bool]
+) -> dict[str, str]:
+    """For each word of ``missing`` (words no note holds) that notes write as two words side by side, the phrase
+    of those two words: of the cuts the notes write so, the one the most chunks hold. Words with no such cut are
+    left out. A phrase is a search term of its own, as an identifier's parts are ("memory_core"): the stores
+    match it as one, so "bookshelf" asked of "a book shelf" weighs as one term and not as "book" and "shelf".
+
+    ``count`` says how many chunks hold each of some phrases (a phrase is its words with a space between,
+    as the stores match a quoted phrase: "Datenbank-Migration" holds ``datenbank migration``); ``texts`` gives
+    a few chunks that hold one. The stores match stems and skip punctuation, so a cut counts only where a
+    chunk writes it as a compound: "associaed" is no "associ aed" in "associated AED", "bookshelf" no "book
+    shelf" in "a book. Shelf", "performane" no "perform ane" in "perform anesthesia". ``is_term`` says
+    whether a part is a search term on its own (not a stop word: "therapist" is never "the rapist").
+    """
+    words = [word for word in dict.fromkeys(missing) if splittable(word)][:MAX_WORDS]
+    cuts = {
+        word: [(word[:i], word[i:]) for i in range(MIN_PART, len(word) - MIN_PART + 1) if is_term(word[:i]) and is_term(word[i:])]
+        for word in words
+    }
+    phrases = [f"{head} {tail}" for parts in cuts.values() for head, tail in parts]
+    held = count(phrases) if phrases else {}
+    found: dict[str, str] = {}
+    for word, parts in cuts.items():
+        ranked = sorted((part for part in parts if held.get(" ".join(part), 0) > 0), key=lambda part: -held[" ".join(part)])
+        if written := next((part for part in ranked if _writes(texts(" ".join(part)), part)), None):
+            found[word] = " ".join(written)
+    return found
+
+
+def _writes(texts: Iterable[str], parts: tuple[str, str]) -> bool:
+    """Whether one of ``texts`` writes ``parts`` as two words apart or with a hyphen, the first as it stands and
+    the second with at most two more letters ("Datenbank-Migrationen", "health cares")."""
+    head, tail = (re.escape(fold_accents(part)) for part in parts)
+    written = re.compile(rf"(?<![^\W_]){head}[ \t\-\u2010\u2011]+{tail}[^\W\d_]{{0,2}}(?![^\W_])")
+    return any(written.search(fold_accents(unicodedata.normalize("NFKC", text).lower())) for text in texts)
+
+
+def joined_words(
+    pairs: Iterable[tuple[str, str]], missing: Sequence[str], count: Count, is_term: Callable[[str], bool]
+) -> dict[tuple[str, str], str]:
+    """For each pair of query words side by side (``pairs``, in order), one of them in ``missing``, that notes
+    write as one word: that word, of :data:`MIN_JOINED` letters or more ("E-Mail" of "email"). ``count`` says
+    how many chunks hold each of some words; ``is_term``, as for :func:`split_words`, keeps out a stop word."""
+    lacking = set(missing)
+    joins = {
+        head + tail: (head, tail)
+        for head, tail in pairs
+        if (head in lacking or tail in lacking) and len(head + tail) >= MIN_JOINED and alphabetic(head + tail) and is_term(head + tail)
+    }
+    held = count(list(joins)) if joins else {}
+    return {pair: word for word, pair in joins.items() if held.get(word, 0) > 0}

@@ -1,0 +1,128 @@
+"""A compound written one way in the query and the other in the notes: "Datenbankmigration" asked of notes
+that say "Datenbank-Migration", "Haus Tür" of notes that say "Haustür", "healthcare" of "health care"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.search.compounds import MAX_WORDS, joined_words, split_words, splittable
+from memdex.memory_core.text.terms import term_pairs
+
+MakeEngine = Callable[..., MemoryEngine]
+KEYWORD = {"provider": "none"}
+STOP = {"the", "der", "die"}
+
+
+def _count(held: Mapping[str, int], asked: list[list[str]] | None = None) -> Callable[[Sequence[str]], dict[str, int]]:
+    def count(words: Sequence[str]) -> dict[str, int]:
+        if asked is not None:
+            asked.append(list(words))
+        return {word: held.get(word, 0) for word in words}
+
+    return count
+
+
+def _is_term(word: str) -> bool:
+    return word not in STOP
+
+
+def _texts(written: Mapping[str, str]) -> Callable[[str], list[str]]:
+    return lambda phrase: [written[phrase]] if phrase in written else []
+
+
+def test_a_word_is_cut_where_the_notes_write_its_two_parts_side_by_side() -> None:
+    count = _count({"datenbank migration": 2, "daten bankmigration": 0, "health care": 5, "heal thcare": 0})
+    texts = _texts({"datenbank migration": "Die Datenbank-Migrationen laufen.", "health care": "a new Health Care plan"})
+    assert split_words(["datenbankmigration", "healthcare"], count, texts, _is_term) == {
+        "datenbankmigration": "datenbank migration",
+        "healthcare": "health care",
+    }
+    assert split_words(["zebras"], count, texts, _is_term) == {}  # no cut the notes hold
+
+
+def test_a_cut_counts_only_where_a_note_writes_the_two_parts_as_a_compound() -> None:
+    """The stores match stems and skip punctuation: "associ aed" is held by "associated AED"."""
+    count = _count({"associ aed": 1, "haus tür": 2, "haust ür": 0, "book shelf": 3, "perform ane": 1})
+    texts = _texts({
+        "associ aed": "is associated AED use",
+        "haus tür": "Die HAUS-TÜR klemmt",
+        "book shelf": "I read a book. Shelf life is short.",  # a sentence ends between them
+        "perform ane": "to perform anesthesia",  # the second part is another word's start
+    })
+    words = ["associaed", "haustür", "bookshelf", "performane"]
+    assert split_words(words, count, texts, _is_term) == {"haustür": "haus tür"}
+
+
+def test_of_the_cuts_the_notes_write_the_one_the_most_chunks_hold_wins() -> None:
+    count = _count({"kinder garten": 1, "kind ergarten": 0, "kinde rgarten": 3, "kin dergarten": 5})
+    texts = _texts({"kinder garten": "Kinder-Garten", "kinde rgarten": "Kinde Rgarten", "kin dergarten": "kind ergarten"})
+    assert split_words(["kindergarten"], count, texts, _is_term) == {"kindergarten": "kinde rgarten"}
+
+
+def test_a_part_that_is_a_stop_word_is_never_cut_off() -> None:
+    count = _count({"the rapist": 4, "die bstahl": 1})
+    texts = _texts({"the rapist": "the rapist", "die bstahl": "die bstahl"})
+    assert split_words(["therapist", "diebstahl"], count, texts, _is_term) == {}
+
+
+def test_only_words_of_letters_long_enough_for_two_parts_are_cut_and_at_most_a_few() -> None:
+    assert splittable("haustür") and splittable("update")
+    assert splittable("schlüsseldienst") and splittable("базаданных")
+    assert not splittable("haus") and not splittable("covid19") and not splittable("e-mail")
+    assert not splittable("데이터베이스를") and not splittable("ฐานข้อมูล")  # scripts cut into terms otherwise
+    asked: list[list[str]] = []
+    words = [f"{letter}aaaaaa" for letter in "bcdefgh"]
+    split_words(words, _count({}, asked), _texts({}), _is_term)
+    assert {phrase.replace(" ", "") for phrase in asked[0]} == set(words[:MAX_WORDS])
+
+
+def test_two_words_side_by_side_are_joined_when_the_notes_write_them_as_one_and_one_is_missing() -> None:
+    count = _count({"haustür": 3, "database": 7})
+    pairs = [("haus", "tür"), ("data", "base"), ("tür", "data")]
+    assert joined_words(pairs, ["haus", "tür"], count, _is_term) == {("haus", "tür"): "haustür"}
+    # "data" and "base" are both held: the query's words are the notes' words already
+    assert joined_words(pairs, [], count, _is_term) == {}
+    assert joined_words([("데이터", "베이스")], ["데이터"], _count({"데이터베이스": 1}), _is_term) == {}
+    assert joined_words([("th", "ere")], ["th", "ere"], _count({"there": 99}), lambda word: word != "there") == {}  # a stop word
+    assert joined_words([("u", "s"), ("e", "mail")], ["u", "s", "e"], _count({"us": 9, "email": 2}), _is_term) == {("e", "mail"): "email"}
+
+
+def test_the_pairs_of_a_query_are_its_terms_side_by_side_with_no_stop_word_between() -> None:
+    assert term_pairs("Wann war die Datenbank-Migration?") == [("datenbank", "migration")]
+    assert term_pairs("the health care of the data base") == [("health", "care"), ("data", "base")]
+    assert term_pairs("the") == [] and term_pairs("care care") == []
+
+
+FILLER = "".join(f"- Notiz {n}: Einkauf, Wetter, Termine und Sonstiges aus der Woche {n}.\n" for n in range(1, 13))
+NOTES = f"""# Notizen
+
+{FILLER}- 2026-09-14: Datenbank-Migration auf PostgreSQL 17 für die Abrechnung beschlossen.
+{FILLER}- Die Haustür klemmt, der Schlüsseldienst kommt am Montag.
+{FILLER}"""  # a note longer than a snippet: the snippet is the lines that hold the compound
+
+
+@pytest.mark.both_stores
+async def test_a_compound_is_found_however_the_query_writes_it(make_engine: MakeEngine, write: Callable[[str, str], Path]) -> None:
+    write("MEMORY.md", NOTES)
+    write("memory/2026-03-07.md", "# 2026-03-07\n\n- We moved to a new health care provider in March.\n")
+    for day in range(8, 20):  # other notes, so the IDFs are a memory's and not one file's
+        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, path, line in [
+            ("Datenbankmigration", "MEMORY.md", "Datenbank-Migration"),
+            ("Wann haben wir die Datenbankmigration beschlossen?", "MEMORY.md", "Datenbank-Migration"),
+            ("Haus Tür", "MEMORY.md", "Haustür"),
+            ("healthcare provider", "memory/2026-03-07.md", "health care"),
+        ]:
+            answer = await engine.search(query, max_chars=300)
+            assert [hit.path for hit in answer.results][:1] == [path], (query, answer.warning)
+            assert line in answer.results[0].snippet, query  # the snippet shows the line the compound is on
+            assert "did you mean" not in (answer.warning or "")
+        # a word the notes hold neither whole nor in two parts side by side is still not found
+        other = await engine.search("Steuererklärung")
+        assert other.results == [] and "nothing in memory matches" in (other.warning or "")
