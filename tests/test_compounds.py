@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core.search.compounds import MAX_WORDS, joined_words, split_words, splittable
-from memdex.memory_core.text.terms import term_pairs
+from memdex.memory_core.search.compounds import MAX_WORDS, joined_words, query_pairs, split_words, splittable
 
 MakeEngine = Callable[..., MemoryEngine]
 KEYWORD = {"provider": "none"}
@@ -91,10 +90,14 @@ def test_two_words_side_by_side_are_joined_when_the_notes_write_them_as_one_and_
     assert joined_words([("u", "s"), ("e", "mail")], ["u", "s", "e"], _count({"us": 9, "email": 2}), _is_term) == {("e", "mail"): "email"}
 
 
-def test_the_pairs_of_a_query_are_its_terms_side_by_side_with_no_stop_word_between() -> None:
-    assert term_pairs("Wann war die Datenbank-Migration?") == [("datenbank", "migration")]
-    assert term_pairs("the health care of the data base") == [("health", "care"), ("data", "base")]
-    assert term_pairs("the") == [] and term_pairs("care care") == []
+def test_the_pairs_of_a_query_are_its_terms_written_apart_or_with_a_hyphen() -> None:
+    assert query_pairs("Wann war die Datenbank-Migration?") == [("datenbank", "migration")]
+    assert query_pairs("the health care of the data base") == [("health", "care"), ("data", "base")]
+    assert query_pairs("HAUS TÜR") == [("haus", "tür")]
+    assert query_pairs("the") == [] and query_pairs("care care") == []
+    # punctuation parts them: no pair
+    assert query_pairs("a service center (e.g. SDC)") == [("service", "center")]
+    assert query_pairs("the U.S. trip") == []
 
 
 FILLER = "".join(f"- Notiz {n}: Einkauf, Wetter, Termine und Sonstiges aus der Woche {n}.\n" for n in range(1, 13))

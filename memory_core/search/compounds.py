@@ -6,7 +6,8 @@ holds words as they are written, so a query that wrote a compound the other way 
 looked up, from the query's words and the notes' own:
 
 * a query word no note holds, that notes write as two words side by side (:func:`split_words`);
-* two query words side by side, one of which no note holds, that notes write as one word (:func:`joined_words`).
+* two query words written apart or with a hyphen, one of which no note holds, that notes write as one word
+  (:func:`query_pairs`, :func:`joined_words`).
 
 Unlike a misspelling's hint (:mod:`.near_words`), the notes attest what the query asked, so the memory
 answers by the words they write.
@@ -17,13 +18,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import islice
 
-from ..text.terms import fold_accents
+from ..text.segments import WORD, query_pieces
+from ..text.terms import MAX_TERMS, fold_accents
 
 MIN_PART = 3  # letters in each part of a word cut in two ("Haus" + "tür", "data" + "base")
 MAX_WORDS = 3  # words cut per query, at most: each costs a phrase count per place it can be cut
-MIN_JOINED = 5  # letters in two words joined into one: shorter joins are an abbreviation's letters ("U.S." is no "us")
+MIN_JOINED = 5  # letters in two words joined into one: shorter joins are mostly short words ("u s" is no "us")
 _ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
+_APART = r"[ \t\-\u2010\u2011]+"  # how a compound's parts are written apart: spaces or a hyphen
 
 Count = Callable[[Sequence[str]], Mapping[str, int]]
 
@@ -73,8 +77,26 @@ def _writes(texts: Iterable[str], parts: tuple[str, str]) -> bool:
     """Whether one of ``texts`` writes ``parts`` as two words apart or with a hyphen, the first as it stands and
     the second with at most two more letters ("Datenbank-Migrationen", "health cares")."""
     head, tail = (re.escape(fold_accents(part)) for part in parts)
-    written = re.compile(rf"(?<![^\W_]){head}[ \t\-\u2010\u2011]+{tail}[^\W\d_]{{0,2}}(?![^\W_])")
-    return any(written.search(fold_accents(unicodedata.normalize("NFKC", text).lower())) for text in texts)
+    written = re.compile(rf"(?<![^\W_]){head}{_APART}{tail}[^\W\d_]{{0,2}}(?![^\W_])")
+    return any(written.search(_plain(text)) for text in texts)
+
+
+def _plain(text: str) -> str:
+    """``text`` lower-cased, accents folded, as query terms are compared with it."""
+    return fold_accents(unicodedata.normalize("NFKC", text).lower())
+
+
+def query_pairs(text: str) -> list[tuple[str, str]]:
+    """The query's terms written apart or with a hyphen, with nothing else between ("Haus Tür", "E-Mail"):
+    the pairs a note may write as one word. Not "center (e.g." nor "U.S.", whose letters punctuation parts."""
+    pieces = [term if weight == WORD else None for term, weight in islice(query_pieces(text), MAX_TERMS * 2)]
+    plain = _plain(text)
+    return [
+        (head, tail)
+        for head, tail in zip(pieces, pieces[1:])
+        if head and tail and head != tail
+        and re.search(rf"(?<![^\W_]){re.escape(fold_accents(head))}{_APART}{re.escape(fold_accents(tail))}(?![^\W_])", plain)
+    ]
 
 
 def joined_words(

@@ -20,8 +20,8 @@ from ..stores.base import IndexOwner, StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_pairs, term_repeats
-from .compounds import Count, joined_words, split_words
+from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
+from .compounds import Count, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
@@ -255,7 +255,7 @@ class Searcher:
         ops = self.index.ops
         count: Count = partial(ops.term_counts, conn)
         written: dict[str, tuple[str, ...]] = {}
-        for (head, tail), word in joined_words(term_pairs(text), missing, count, _is_term).items():
+        for (head, tail), word in joined_words(query_pairs(text), missing, count, _is_term).items():
             if head not in written and tail not in written:
                 written[head], written[tail] = (word,), ()
         left = [term for term in missing if term not in written]

@@ -15,7 +15,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from itertools import islice
 
 from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
@@ -59,13 +58,6 @@ def term_repeats(text: str) -> dict[str, int]:
         if terms := {term: times for term, (weight, times) in seen.items() if weight == wanted}:
             return dict(list(terms.items())[:MAX_TERMS])
     return {}
-
-
-def term_pairs(text: str) -> list[tuple[str, str]]:
-    """The query's terms that follow each other with no stop word between, in order ("Haus Tür", "health care"):
-    the pairs a note may write as one word."""
-    pieces = [term if weight == WORD else None for term, weight in islice(query_pieces(text), MAX_TERMS * 2)]
-    return [(head, tail) for head, tail in zip(pieces, pieces[1:]) if head and tail and head != tail]
 
 
 def only_stop_words(text: str) -> list[str]:
