@@ -76,9 +76,13 @@ def split_words(
 def _writes(texts: Iterable[str], parts: tuple[str, str]) -> bool:
     """Whether one of ``texts`` writes ``parts`` as two words apart or with a hyphen, the first as it stands and
     the second with at most two more letters ("Datenbank-Migrationen", "health cares")."""
-    head, tail = (re.escape(fold_accents(part)) for part in parts)
-    written = re.compile(rf"(?<![^\W_]){head}{_APART}{tail}[^\W\d_]{{0,2}}(?![^\W_])")
+    written = _apart(*parts, ending=r"[^\W\d_]{0,2}")
     return any(written.search(_plain(text)) for text in texts)
+
+
+def _apart(head: str, tail: str, ending: str = "") -> re.Pattern[str]:
+    """The two words written apart or with a hyphen, whole (``tail`` followed by ``ending``), in :func:`_plain` text."""
+    return re.compile(rf"(?<![^\W_]){re.escape(fold_accents(head))}{_APART}{re.escape(fold_accents(tail))}{ending}(?![^\W_])")
 
 
 def _plain(text: str) -> str:
@@ -94,8 +98,7 @@ def query_pairs(text: str) -> list[tuple[str, str]]:
     return [
         (head, tail)
         for head, tail in zip(pieces, pieces[1:])
-        if head and tail and head != tail
-        and re.search(rf"(?<![^\W_]){re.escape(fold_accents(head))}{_APART}{re.escape(fold_accents(tail))}(?![^\W_])", plain)
+        if head and tail and head != tail and _apart(head, tail).search(plain)
     ]
 
 

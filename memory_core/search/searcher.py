@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -187,12 +187,16 @@ class Searcher:
         def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str], list[str]]:
             ops = self.index.ops
             counts = ops.term_counts(conn, terms) if terms else {}
+
+            def count(words: Sequence[str]) -> dict[str, int]:  # kept: each word the lookups count is counted once
+                found = ops.term_counts(conn, words)
+                counts.update(found)
+                return found
+
             missing = [term for term in terms if not counts[term]]
-            written = self._compounds(conn, request.text, terms, missing) if missing and chunks else {}
+            written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
-            if written:
-                counts |= ops.term_counts(conn, [term for term in held if term not in counts])
-            hints = self._near_words(conn, [term for term in held if not counts[term]]) if missing and chunks else {}
+            hints = self._near_words(conn, [term for term in held if not counts[term]], count) if missing and chunks else {}
             asked = weigh_terms(list(held), counts, chunks, held) if hints else None
             ranked_as = _repeated({term: (hints.get(term, term),) for term in held}, held)  # each hint in its word's place
             rows, weights = keyword_candidates(ops, conn, list(ranked_as), k, chunks, where, ranked_as, counts)
@@ -248,12 +252,12 @@ class Searcher:
                 dropped.add(second.row.id)
         return [replace(item, row=shown.get(item.row.id, item.row)) for item in ranked if item.row.id not in dropped]
 
-    def _compounds(self, conn: Any, text: str, terms: list[str], missing: list[str]) -> dict[str, tuple[str, ...]]:
+    def _compounds(self, conn: Any, text: str, terms: list[str], missing: list[str], count: Count) -> dict[str, tuple[str, ...]]:
         """The query's words that notes write as one compound the other way (:mod:`.compounds`), each with the
-        words the notes write in its place (the second of two words joined into one: none), on a reader thread.
+        words the notes write in its place (the second of two words joined into one: none), on a reader thread;
+        ``count`` counts words for the caller, who keeps the counts.
         A word the query asks already, in any form, is not asked again ("email" of "e mail" asked with "emails")."""
         ops = self.index.ops
-        count: Count = partial(ops.term_counts, conn)
         written: dict[str, tuple[str, ...]] = {}
         for (head, tail), word in joined_words(query_pairs(text), missing, count, _is_term).items():
             if head not in written and tail not in written:
@@ -264,10 +268,10 @@ class Searcher:
         asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
         return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}
 
-    def _near_words(self, conn: Any, missing: list[str]) -> dict[str, str]:
+    def _near_words(self, conn: Any, missing: list[str], count: Count) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
         ops = self.index.ops
-        hints = near_words(missing, partial(ops.term_counts, conn), lambda word: _texts(ops, conn, word))
+        hints = near_words(missing, count, lambda word: _texts(ops, conn, word))
         return {word: near for word, near in hints.items() if _is_term(near)}  # no stop word
 
     def _named_chunks(
