@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core.search.compounds import MAX_WORDS, joined_words, query_pairs, split_words, splittable
+from memdex.memory_core.search.compounds import (
+    MAX_HEADS,
+    MAX_WORDS,
+    compound_heads,
+    joined_words,
+    query_pairs,
+    split_words,
+    splittable,
+)
 
 MakeEngine = Callable[..., MemoryEngine]
 KEYWORD = {"provider": "none"}
@@ -129,3 +137,75 @@ async def test_a_compound_is_found_however_the_query_writes_it(make_engine: Make
         # a word the notes hold neither whole nor in two parts side by side is still not found
         other = await engine.search("Steuererklärung")
         assert other.results == [] and "nothing in memory matches" in (other.warning or "")
+
+
+def _starting(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[str], dict[str, int]]:
+    def starting(prefix: str) -> dict[str, int]:
+        if asked is not None:
+            asked.append(prefix)
+        found = {term: n for term, n in terms.items() if term.startswith(prefix) and term != prefix}
+        return dict(sorted(found.items(), key=lambda item: (-item[1], item[0])))
+
+    return starting
+
+
+def test_a_word_is_searched_as_the_notes_longer_words_that_begin_with_it() -> None:
+    index = {"schlusseldienst": 3, "schlusselbund": 2, "schlusselfertig": 1, "schlusselbrett": 1, "autobahn": 1}
+    words = {"dienst": 1, "bund": 4, "fertig": 2, "brett": 1, "bahn": 3}
+    asked: list[str] = []
+    heads = compound_heads(["schlüssel", "auto"], _starting(index, asked), _count(index | words), _is_term)
+    assert heads == {"schlüssel": ("schlusseldienst", "schlusselbund", "schlusselbrett"), "auto": ("autobahn",)}
+    assert asked == ["schlussel", "auto"]  # the index's terms are folded: the word is looked up folded
+    assert len(heads["schlüssel"]) == MAX_HEADS
+
+
+def test_a_longer_word_counts_only_when_its_rest_is_a_word_the_notes_hold() -> None:
+    index = {"cardiac": 4, "cardboard": 1, "teacher": 2, "portion": 3, "notebook": 1, "hausarzt": 1, "haustur": 5}
+    words = {"board": 2, "book": 1, "ion": 7, "tur": 3, "arzt": 1, "these": 9}  # no "iac" nor "er"
+    count = _count(index | words)
+    # "cardiac": "iac" is no word; "teacher": porter keeps "-er"; "portion": "ion" is shorter than MIN_REST
+    assert compound_heads(["card", "teach", "port"], _starting(index), count, _is_term) == {"card": ("cardboard",)}
+    assert compound_heads(["note", "haus"], _starting(index), count, _is_term) == {"note": ("notebook",), "haus": ("hausarzt",)}
+    # a longer term the search then counts in no chunk (a stem FTS5 cuts again otherwise) is dropped
+    assert compound_heads(["note"], _starting(index), _count(words), _is_term) == {}
+    # nor is a rest that is a stop word a word ("book" + "these")
+    assert compound_heads(["book"], _starting({"bookthese": 1}), _count({"bookthese": 1, "these": 9}), lambda w: w != "these") == {}
+
+
+def test_only_words_of_letters_long_enough_are_looked_up_and_at_most_a_few() -> None:
+    asked: list[str] = []
+    index = {"carport": 1, "ifit1x": 1}
+    compound_heads(["car", "ifit1", "gebäude", "a1b2"], _starting(index, asked), _count(index), _is_term)
+    assert asked == ["gebaude"]
+    asked.clear()
+    compound_heads([f"wort{n:c}" for n in range(97, 97 + MAX_WORDS + 2)], _starting({}, asked), _count({}), _is_term)
+    assert len(asked) == MAX_WORDS
+
+
+@pytest.mark.both_stores
+async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    write("MEMORY.md", NOTES)
+    write(
+        "memory/2026-03-07.md",
+        "# 2026-03-07\n\n- Watched the fireworks by the lake.\n- Work was busy, and I met a teacher.\n"
+        "- Der Dienst am Wochenende ist geregelt.\n",
+    )
+    for day in range(8, 20):
+        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, path, line in [
+            ("Schlüssel", "MEMORY.md", "Schlüsseldienst"),
+            ("Wann kommt der Schlüssel?", "MEMORY.md", "Schlüsseldienst"),
+            ("Datenbank", "MEMORY.md", "Datenbank-Migration"),  # written apart: the word itself
+            ("fire", "memory/2026-03-07.md", "fireworks"),
+        ]:
+            answer = await engine.search(query, max_chars=300)
+            assert [hit.path for hit in answer.results][:1] == [path], (query, answer.warning)
+            assert line in answer.results[0].snippet, query
+        # the rest of a longer word must be a word the notes hold: an ending ("teacher") or a cut word is not
+        for query in ("teach", "Schlüss"):
+            other = await engine.search(query)
+            assert other.results == [] and "nothing in memory matches" in (other.warning or ""), query

@@ -129,6 +129,11 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
                 scripts += bool(theirs) and not all(term.isascii() for term in terms)
     assert compared > 500  # most searches found something to compare
     assert scripts > 100  # many of them with CJK, Korean or Thai terms
+    # the index's terms that begin with a prefix (a compound's first part: search/compounds.py), the most held first
+    started = {prefix: store.terms_starting(lite, prefix, 4) for prefix in ("b", "backup", "deplo", "caf", "화요", "zz")}
+    assert started == {prefix: pg_store.terms_starting(pg, prefix, 4) for prefix in started}
+    assert list(started["b"]) == sorted(started["b"], key=lambda term: (-started["b"][term], term)) and len(started["b"]) == 4
+    assert "backup" not in started["backup"] and started["zz"] == {}  # longer terms only
     lite.close()
 
 

@@ -7,7 +7,9 @@ looked up, from the query's words and the notes' own:
 
 * a query word no note holds, that notes write as two words side by side (:func:`split_words`);
 * two query words written apart or with a hyphen, one of which no note holds, that notes write as one word
-  (:func:`query_pairs`, :func:`joined_words`).
+  (:func:`query_pairs`, :func:`joined_words`);
+* a query word no note holds on its own, that notes hold as the first part of longer words: "Schlüssel" of
+  "Schlüsseldienst" (:func:`compound_heads`).
 
 Unlike a misspelling's hint (:mod:`.near_words`), the notes attest what the query asked, so the memory
 answers by the words they write.
@@ -26,6 +28,13 @@ from ..text.terms import MAX_TERMS, fold_accents
 MIN_PART = 3  # letters in each part of a word cut in two ("Haus" + "tür", "data" + "base")
 MAX_WORDS = 3  # words cut per query, at most: each costs a phrase count per place it can be cut
 MIN_JOINED = 5  # letters in two words joined into one: shorter joins are mostly short words ("u s" is no "us")
+MIN_HEAD = 4  # letters in a query word looked up as the first part of the notes' words ("Auto" of "Autobahn")
+# Letters in the rest of such a word. At 3, English endings the stemmer keeps passed as words a scientific memory
+# holds on their own: SciFact's "port" was searched as "portion" ("ion"), "portend" ("end") and "portrai" ("rai").
+# At 4 a compound's short last part is lost with them ("Tür" of "Haustür").
+MIN_REST = 4
+MAX_HEADS = 3  # the notes' words a query word is searched as, at most: those the most chunks hold
+HEAD_TERMS = 30  # the index's terms read per word looked up, the most held first
 _ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
 _APART = r"[ \t\-\u2010\u2011]+"  # how a compound's parts are written apart: spaces or a hyphen
 
@@ -116,3 +125,33 @@ def joined_words(
     }
     held = count(list(joins)) if joins else {}
     return {pair: word for word, pair in joins.items() if held.get(word, 0) > 0}
+
+
+def compound_heads(
+    missing: Sequence[str], starting: Callable[[str], Mapping[str, int]], count: Count, is_term: Callable[[str], bool]
+) -> dict[str, tuple[str, ...]]:
+    """For each word of ``missing`` (words no note holds) that notes hold as the first part of longer words, the
+    :data:`MAX_HEADS` of those words the most chunks hold: "Schlüssel" is searched as "Schlüsseldienst" and
+    "Schlüsselbund", "Auto" as "Autobahn". Words with none are left out.
+
+    The notes are the dictionary: a longer word counts only when its rest, of :data:`MIN_REST` letters or more,
+    is a word they hold on its own ("Dienst", "Bahn"), so "card" is not "cardiac", "part" not "partnership", and
+    "teach" not "teacher" (the index's terms are porter stems, which keep "-er").
+
+    ``starting`` gives the index's terms that begin with a word, with how many chunks hold each (the most held
+    first); ``count`` counts some terms as the search does; ``is_term``, as for :func:`split_words`, keeps out
+    stop words. Only words of :data:`MIN_HEAD` letters or more in the Latin, Greek or Cyrillic alphabets are
+    looked up, at most :data:`MAX_WORDS`."""
+    words = [word for word in dict.fromkeys(missing) if len(word) >= MIN_HEAD and alphabetic(word)][:MAX_WORDS]
+    longer: dict[str, list[tuple[str, str]]] = {}  # word -> its longer terms, each with its rest
+    for word in words:
+        prefix = fold_accents(word)
+        longer[word] = [
+            (term, term[len(prefix) :])
+            for term in starting(prefix)
+            if len(term) >= len(prefix) + MIN_REST and alphabetic(term) and is_term(term) and is_term(term[len(prefix) :])
+        ]
+    asked = list(dict.fromkeys(part for pairs in longer.values() for pair in pairs for part in pair))
+    held = count(asked) if asked else {}
+    found = {word: tuple(term for term, rest in pairs if held.get(term, 0) > 0 and held.get(rest, 0) > 0) for word, pairs in longer.items()}
+    return {word: terms[:MAX_HEADS] for word, terms in found.items() if terms}

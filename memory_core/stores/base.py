@@ -86,6 +86,11 @@ class StoreOps(Protocol):
 
     # Keyword search
     def term_counts(self, conn: Any, terms: Sequence[str]) -> dict[str, int]: ...
+    def terms_starting(self, conn: Any, prefix: str, limit: int) -> dict[str, int]:
+        """The index's own terms (as its tokenizer keeps them: porter stems) that begin with ``prefix`` (not empty)
+        and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
+        ...
+
     def keyword_search(
         self,
         conn: Any,

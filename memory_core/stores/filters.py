@@ -196,3 +196,9 @@ def _source(raw: str | None) -> Source | None:
     if text not in SOURCES:
         raise InputError(f"source must be 'memory' or 'sessions' (got {shown(raw)})")
     return text
+
+
+def prefix_end(prefix: str) -> str:
+    """The first string past every string that begins with ``prefix`` (not empty) in code-point order, which is
+    SQLite's and PostgreSQL's "C" order of text: ``prefix <= s < prefix_end(prefix)`` holds exactly those."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.segments import index_text
-from ..filters import SearchFilter
+from ..filters import SearchFilter, prefix_end
 from ..records import ChunkRow
 from . import tokens as fts_tokens
 from .connection import PgConn
@@ -138,6 +138,17 @@ def term_counts(conn: PgConn, terms: Sequence[str]) -> dict[str, int]:
         for q, held in conn.execute(f"SELECT q, count(*) FROM ({hits}) h GROUP BY q", params):
             found[phrases[q]] = int(held)
     return found
+
+
+def terms_starting(conn: PgConn, prefix: str, limit: int) -> dict[str, int]:
+    """The index's terms that begin with ``prefix`` and are longer, the ``limit`` most held, with how many chunks
+    hold each: a range of the doclists' primary key (terms in "C" order)."""
+    rows = conn.execute(
+        "SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s AND term > %s AND term < %s "
+        "GROUP BY term ORDER BY held DESC, term LIMIT %s",
+        (conn.index_id, prefix, prefix_end(prefix), limit),
+    )
+    return {str(term): int(held) for term, held in rows}
 
 
 def keyword_search(
