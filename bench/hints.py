@@ -144,7 +144,8 @@ async def time_store(store: Path, rounds: int = 2) -> dict[str, float]:
                     lambda conn, t=t: engine.index.ops.term_counts(conn, [t])[t])]  # fmt: skip
                 if missing:
                     started = time.perf_counter()
-                    await engine.index.read(searcher._near_words, missing)
+                    await engine.index.read(
+                        lambda conn, m=missing: searcher._near_words(conn, m, lambda words: engine.index.ops.term_counts(conn, words)))  # fmt: skip
                     times["hint lookup"].append(time.perf_counter() - started)
     result: dict[str, float] = {}
     for label, samples in times.items():

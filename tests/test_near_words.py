@@ -11,6 +11,7 @@ import pytest
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.search.near_words import MAX_WORDS, correctable, hint_text, near_words, one_edit
+from memdex.memory_core.text.terms import fold_accents
 
 MakeEngine = Callable[..., MemoryEngine]
 KEYWORD = {"provider": "none"}
@@ -22,9 +23,21 @@ def test_one_edit_holds_each_kind_of_typo_and_no_repeats() -> None:
     assert len(edits) == len(set(edits)) and "hikking" not in edits
 
 
-def test_only_ascii_words_of_six_letters_or_more_are_looked_up() -> None:
+def test_only_latin_words_of_six_letters_or_more_are_looked_up() -> None:
     assert correctable("destrss") and correctable("hiking")
-    assert not correctable("hikes") and not correctable("rmoe") and not correctable("ab12cd") and not correctable("mountainé")
+    assert correctable("schlüsel") and correctable("réunoin") and correctable("straße") and correctable("mountainé")
+    assert not correctable("hikes") and not correctable("rmoe") and not correctable("ab12cd")
+    assert not correctable("привеет") and not correctable("καλημέρα") and not correctable("東京タワー")
+
+
+def test_a_word_with_accents_gets_the_hint_the_notes_write_with_theirs() -> None:
+    # the index folds accents: a count holds "schlussel" wherever the notes say "Schlüssel"
+    count, texts, looked_up = _store({"schlussel": 2}, ["Der Schlüssel liegt unter der Matte.", "Schlüssel weg"])
+    assert near_words(["schlüsel"], count, texts) == {"schlüsel": "schlüssel"}
+    assert "schlussel" in looked_up and all(word.isascii() for word in looked_up)
+    # a letter beyond the alphabet is edited as one of the word's own: "ß" moved back into place
+    count, texts, looked_up = _store({"straße": 1}, ["die Straße"])
+    assert near_words(["strasse"], count, texts) == {} and near_words(["strßae"], count, texts) == {"strßae": "straße"}
 
 
 def _store(words: Mapping[str, int], texts: Sequence[str]) -> tuple[Callable[..., dict[str, int]], Callable[[str], list[str]], list[str]]:
@@ -36,7 +49,7 @@ def _store(words: Mapping[str, int], texts: Sequence[str]) -> tuple[Callable[...
         looked_up.extend(candidates)
         return {word: sum(n for known, n in words.items() if known[:5] == word[:5]) for word in candidates}
 
-    return count, lambda word: [text for text in texts if word[:5] in text.lower()], looked_up
+    return count, lambda word: [text for text in texts if word[:5] in fold_accents(text.lower())], looked_up
 
 
 def test_the_hint_is_the_best_held_neighbour_as_the_notes_write_it() -> None:
@@ -104,3 +117,22 @@ async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
         spelt = await engine.search("Melanie hiking destress")
         assert [hit.path for hit in spelt.results][:2] == [hit.path for hit in typo.results][:2]
         assert [round(hit.score, 6) for hit in spelt.results] == [round(hit.score, 6) for hit in typo.results]
+
+
+@pytest.mark.both_stores
+async def test_a_misspelt_word_with_accents_finds_the_note_that_writes_it_right(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Der Schlüssel liegt unter der Fußmatte.\n")
+    write("memory/2026-03-08.md", "# 2026-03-08\n\n- La réunion budgétaire est reportée à jeudi.\n")
+    for day in range(10, 20):
+        write(f"memory/2026-03-{day}.md", f"# 2026-03-{day}\n\n- Einkauf und Wetter, Tag {day}.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, hint, path in [
+            ("Wo liegt der Schlüsel?", "schlüssel", "memory/2026-03-07.md"),
+            ("quand est la réunoin budgétaire ?", "réunion", "memory/2026-03-08.md"),
+        ]:
+            answer = await engine.search(query)
+            assert f'(did you mean "{hint}"?)' in (answer.warning or ""), (query, answer.warning)
+            assert [hit.path for hit in answer.results][:1] == [path], query

@@ -12,21 +12,27 @@ import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..text.terms import fold_accents
+
 # Shorter words have too many real neighbours one edit away: at 5 letters, 14 of LoCoMo's 200 other-topic probes
 # got a hint ("liver": "live"), at 6 letters 7, while the hints of misspelt questions stayed as good (docs/benchmarks.md).
 MIN_LETTERS = 6
 MAX_WORDS = 3  # words looked up per query, at most: each costs about 54 lookups per letter
-_WORD = re.compile(r"[a-z]+")
+# A word of the Latin alphabet once its accents are folded as the index folds them: English, and the languages
+# written with accents (German "Schlüssel", French "réunion"); "ß", "ø" and "æ" stay letters of their own.
+_LATIN = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f]+")
+_WORD = re.compile(r"[^\W\d_]+")  # a word as the notes write it, any script
 
 
 def correctable(term: str) -> bool:
-    """Whether ``term`` is a word a hint is sought for: ASCII letters only, at least :data:`MIN_LETTERS`."""
-    return len(term) >= MIN_LETTERS and _WORD.fullmatch(term) is not None
+    """Whether ``term`` is a word a hint is sought for: at least :data:`MIN_LETTERS` letters of the Latin alphabet
+    (accents included: the index folds them)."""
+    return len(term) >= MIN_LETTERS and _LATIN.fullmatch(fold_accents(term)) is not None
 
 
-def one_edit(word: str) -> list[str]:
-    """Every string one deletion, transposition, replacement or insertion of a letter away from ``word``."""
-    letters = string.ascii_lowercase
+def one_edit(word: str, letters: str = string.ascii_lowercase) -> list[str]:
+    """Every string one deletion, transposition, replacement or insertion of a letter of ``letters`` away from
+    ``word``."""
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     deletes = [a + b[1:] for a, b in splits if b]
     transposes = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1 and b[0] != b[1]]
@@ -41,7 +47,8 @@ def near_words(
     texts: Callable[[str], Iterable[str]],
 ) -> dict[str, str]:
     """For each word of ``missing`` (words no note holds) that :func:`correctable` takes, the word one edit
-    away, with the same first letter, that the most notes hold, as the notes write it. Words with no such
+    away, with the same first letter, that the most notes hold, as the notes write it (their accents too:
+    "schlüsel" gets "schlüssel", as the index matches words with their accents folded). Words with no such
     neighbour are left out.
 
     ``count`` says how many chunks hold each of some words, ``texts`` gives a few chunks that hold one.
@@ -49,7 +56,7 @@ def near_words(
     "melanie" both count the notes that say "Melanie"): the hint is the one of them those notes write.
     """
     words = [word for word in dict.fromkeys(missing) if correctable(word)][:MAX_WORDS]
-    edits = {word: [edit for edit in one_edit(word) if edit[0] == word[0]] for word in words}  # typos seldom hit it
+    edits = {word: [edit for edit in _edits(fold_accents(word)) if edit[0] == fold_accents(word)[0]] for word in words}
     counts = count(list(dict.fromkeys(edit for near in edits.values() for edit in near))) if words else {}
     hints: dict[str, str] = {}
     for word, near in edits.items():
@@ -57,10 +64,17 @@ def near_words(
         if best <= 0:
             continue
         tied = [edit for edit in near if counts.get(edit, 0) == best]
-        written = set(_WORD.findall(" ".join(texts(tied[0])).lower()))
-        if spelled := [edit for edit in tied if edit in written]:
+        written: dict[str, str] = {}  # a word of the notes, accents folded -> as they write it
+        for seen in _WORD.findall(" ".join(texts(tied[0])).lower()):
+            written.setdefault(fold_accents(seen), seen)
+        if spelled := [written[edit] for edit in tied if edit in written]:
             hints[word] = spelled[0]
     return hints
+
+
+def _edits(word: str) -> list[str]:
+    """:func:`one_edit` of a folded word, with the letters of the alphabet and the word's own ("ß", "ø")."""
+    return one_edit(word, string.ascii_lowercase + "".join(sorted({char for char in word if not char.isascii()})))
 
 
 def hint_text(hints: Mapping[str, str], *, ranked: bool = False) -> str:
