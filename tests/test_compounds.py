@@ -116,12 +116,18 @@ NOTES = f"""# Notizen
 {FILLER}"""  # a note longer than a snippet: the snippet is the lines that hold the compound
 
 
+def _write_memory(write: Callable[[str, str], Path], daily: str) -> None:
+    """MEMORY.md (:data:`NOTES`), a daily log of the lines ``daily``, and twelve other logs, so that the IDFs
+    are a memory's and not one file's."""
+    write("MEMORY.md", NOTES)
+    write("memory/2026-03-07.md", f"# 2026-03-07\n\n{daily}")
+    for day in range(8, 20):
+        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
+
+
 @pytest.mark.both_stores
 async def test_a_compound_is_found_however_the_query_writes_it(make_engine: MakeEngine, write: Callable[[str, str], Path]) -> None:
-    write("MEMORY.md", NOTES)
-    write("memory/2026-03-07.md", "# 2026-03-07\n\n- We moved to a new health care provider in March.\n")
-    for day in range(8, 20):  # other notes, so the IDFs are a memory's and not one file's
-        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
+    _write_memory(write, "- We moved to a new health care provider in March.\n")
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
         for query, path, line in [
@@ -186,14 +192,10 @@ def test_only_words_of_letters_long_enough_are_looked_up_and_at_most_a_few() -> 
 async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:
-    write("MEMORY.md", NOTES)
-    write(
-        "memory/2026-03-07.md",
-        "# 2026-03-07\n\n- Watched the fireworks by the lake.\n- Work was busy, and I met a teacher.\n"
-        "- Der Dienst am Wochenende ist geregelt.\n",
+    _write_memory(
+        write,
+        "- Watched the fireworks by the lake.\n- Work was busy, and I met a teacher.\n- Der Dienst am Wochenende ist geregelt.\n",
     )
-    for day in range(8, 20):
-        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
         for query, path, line in [

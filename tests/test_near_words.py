@@ -123,10 +123,9 @@ async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
 async def test_a_misspelt_word_with_accents_finds_the_note_that_writes_it_right(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:
-    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Der Schlüssel liegt unter der Fußmatte.\n")
-    write("memory/2026-03-08.md", "# 2026-03-08\n\n- La réunion budgétaire est reportée à jeudi.\n")
-    for day in range(10, 20):
-        write(f"memory/2026-03-{day}.md", f"# 2026-03-{day}\n\n- Einkauf und Wetter, Tag {day}.\n")
+    notes = {7: "Der Schlüssel liegt unter der Fußmatte.", 8: "La réunion budgétaire est reportée à jeudi."}
+    for day in range(7, 20):  # and other days' notes, so the IDFs are a memory's
+        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- {notes.get(day, f'Einkauf und Wetter, Tag {day}.')}\n")
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
         for query, hint, path in [
