@@ -381,7 +381,12 @@ async def test_another_process_writing_sends_searches_to_sqlite_vec_until_the_co
         assert not await reader.vectors_in_ram()
         answer = await reader.search("our new dog", min_score=0.0)  # sqlite-vec, while the copy reloads
         assert answer.results[0].path == "memory/2026-01-13.md" and answer.results[0].vector_score is not None
-        await eventually(reader.vectors_in_ram, "the reader's copy reloads")
+
+        async def reloaded() -> bool:  # each search that sqlite-vec answers asks for a reload, after a cooldown
+            await reader.search("our new dog", min_score=0.0)
+            return await reader.vectors_in_ram()
+
+        await eventually(reloaded, "the reader's copy reloads")
         ours, exact = await _vector_ids(reader, "our new dog")
     assert ours == exact
 
