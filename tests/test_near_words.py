@@ -23,11 +23,12 @@ def test_one_edit_holds_each_kind_of_typo_and_no_repeats() -> None:
     assert len(edits) == len(set(edits)) and "hikking" not in edits
 
 
-def test_only_latin_words_of_six_letters_or_more_are_looked_up() -> None:
+def test_only_latin_greek_and_cyrillic_words_of_six_letters_or_more_are_looked_up() -> None:
     assert correctable("destrss") and correctable("hiking")
     assert correctable("schlüsel") and correctable("réunoin") and correctable("straße") and correctable("mountainé")
-    assert not correctable("hikes") and not correctable("rmoe") and not correctable("ab12cd")
-    assert not correctable("привеет") and not correctable("καλημέρα") and not correctable("東京タワー")
+    assert correctable("квартр") and correctable("καλημέρα")
+    assert not correctable("hikes") and not correctable("rmoe") and not correctable("ab12cd") and not correctable("ключ")
+    assert not correctable("東京タワーです") and not correctable("keyключ")  # another script, or two
 
 
 def test_a_word_with_accents_gets_the_hint_the_notes_write_with_theirs() -> None:
@@ -38,6 +39,16 @@ def test_a_word_with_accents_gets_the_hint_the_notes_write_with_theirs() -> None
     # a letter beyond the alphabet is edited as one of the word's own: "ß" moved back into place
     count, texts, looked_up = _store({"straße": 1}, ["die Straße"])
     assert near_words(["strasse"], count, texts) == {} and near_words(["strßae"], count, texts) == {"strßae": "straße"}
+
+
+def test_a_greek_or_cyrillic_stem_gets_the_word_whose_stem_is_one_edit_away() -> None:
+    # query terms of these scripts are stems: "квартр" of the misspelt "квартры", "квартир" of "квартиры"
+    stems = {"квартиры": "квартир", "коврик": "коврик", "κλειδιά": "κλειδ"}
+    count, texts, looked_up = _store({"квартир": 2, "κλειδ": 1}, ["Ключи от квартиры под ковриком.", "Τα κλειδιά εδώ."])
+    term_of = lambda word: [stems[word]] if word in stems else []  # noqa: E731
+    assert near_words(["квартр"], count, texts, term_of) == {"квартр": "квартиры"}
+    assert all(set(word) <= set("абвгдежзиклмнопрстуфхцчшщъыьэюяђєѕіјљњћџґ") for word in looked_up)
+    assert near_words(["κλειδο"], count, texts, term_of) == {"κλειδο": "κλειδιά"}  # "κλειδ" + a letter
 
 
 def _store(words: Mapping[str, int], texts: Sequence[str]) -> tuple[Callable[..., dict[str, int]], Callable[[str], list[str]], list[str]]:
@@ -120,10 +131,14 @@ async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
 
 
 @pytest.mark.both_stores
-async def test_a_misspelt_word_with_accents_finds_the_note_that_writes_it_right(
+async def test_a_misspelt_word_with_accents_or_in_cyrillic_finds_the_note_that_writes_it_right(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:
-    notes = {7: "Der Schlüssel liegt unter der Fußmatte.", 8: "La réunion budgétaire est reportée à jeudi."}
+    notes = {
+        7: "Der Schlüssel liegt unter der Fußmatte.",
+        8: "La réunion budgétaire est reportée à jeudi.",
+        9: "Запасные ключи от квартиры у соседки.",
+    }
     for day in range(7, 20):  # and other days' notes, so the IDFs are a memory's
         write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- {notes.get(day, f'Einkauf und Wetter, Tag {day}.')}\n")
     async with make_engine(embedding=KEYWORD) as engine:
@@ -131,6 +146,7 @@ async def test_a_misspelt_word_with_accents_finds_the_note_that_writes_it_right(
         for query, hint, path in [
             ("Wo liegt der Schlüsel?", "schlüssel", "memory/2026-03-07.md"),
             ("quand est la réunoin budgétaire ?", "réunion", "memory/2026-03-08.md"),
+            ("где ключи от квартры?", "квартиры", "memory/2026-03-09.md"),
         ]:
             answer = await engine.search(query)
             assert f'(did you mean "{hint}"?)' in (answer.warning or ""), (query, answer.warning)

@@ -17,17 +17,33 @@ from ..text.terms import fold_accents
 # Shorter words have too many real neighbours one edit away: at 5 letters, 14 of LoCoMo's 200 other-topic probes
 # got a hint ("liver": "live"), at 6 letters 7, while the hints of misspelt questions stayed as good (docs/benchmarks.md).
 MIN_LETTERS = 6
-MAX_WORDS = 3  # words looked up per query, at most: each costs about 54 lookups per letter
+MAX_WORDS = 3  # words looked up per query, at most: each costs about 54 lookups per letter (Cyrillic 83, Greek 51)
 # A word of the Latin alphabet once its accents are folded as the index folds them: English, and the languages
 # written with accents (German "Schlüssel", French "réunion"); "ß", "ø" and "æ" stay letters of their own.
 _LATIN = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f]+")
 _WORD = re.compile(r"[^\W\d_]+")  # a word as the notes write it, any script
 
 
+def _alphabet(first: int, last: int, *more: str) -> str:
+    """The lower-case letters from ``first`` to ``last`` and ``more``, accents folded as the index folds them."""
+    letters = {fold_accents(char) for char in [*map(chr, range(first, last + 1)), *more] if char.isalpha()}
+    return "".join(sorted(letter for letter in letters if len(letter) == 1))
+
+
+# The letters a Greek or Cyrillic word is edited with ("й" and "ё" fold to "и" and "е", as in the index).
+_ALPHABETS = (_alphabet(0x3B1, 0x3C9), _alphabet(0x430, 0x45F, "ґ"))
+
+
 def correctable(term: str) -> bool:
     """Whether ``term`` is a word a hint is sought for: at least :data:`MIN_LETTERS` letters of the Latin alphabet
-    (accents included: the index folds them)."""
-    return len(term) >= MIN_LETTERS and _LATIN.fullmatch(fold_accents(term)) is not None
+    (accents included: the index folds them), the Greek or the Cyrillic."""
+    folded = fold_accents(term)
+    return len(folded) >= MIN_LETTERS and (_LATIN.fullmatch(folded) is not None or _script(folded) is not None)
+
+
+def _script(word: str) -> str | None:
+    """The Greek or Cyrillic alphabet when every letter of ``word`` is of it, else None."""
+    return next((letters for letters in _ALPHABETS if set(word) <= set(letters)), None)
 
 
 def one_edit(word: str, letters: str = string.ascii_lowercase) -> list[str]:
@@ -45,6 +61,7 @@ def near_words(
     missing: Sequence[str],
     count: Callable[[Sequence[str]], Mapping[str, int]],
     texts: Callable[[str], Iterable[str]],
+    term_of: Callable[[str], Sequence[str]] = lambda word: (),
 ) -> dict[str, str]:
     """For each word of ``missing`` (words no note holds) that :func:`correctable` takes, the word one edit
     away, with the same first letter, that the most notes hold, as the notes write it (their accents too:
@@ -54,6 +71,8 @@ def near_words(
     ``count`` says how many chunks hold each of some words, ``texts`` gives a few chunks that hold one.
     Counts go by the index's stems, so several spellings one edit away share the best count ("melani" and
     "melanie" both count the notes that say "Melanie"): the hint is the one of them those notes write.
+    ``term_of`` gives the search terms of a word as the notes write it: a Greek or Cyrillic query term is a stem
+    ("квартр" of a misspelt "квартры"), and its hint is the notes' word whose stem is one edit away ("квартиры").
     """
     words = [word for word in dict.fromkeys(missing) if correctable(word)][:MAX_WORDS]
     edits = {word: [edit for edit in _edits(fold_accents(word)) if edit[0] == fold_accents(word)[0]] for word in words}
@@ -64,17 +83,20 @@ def near_words(
         if best <= 0:
             continue
         tied = [edit for edit in near if counts.get(edit, 0) == best]
-        written: dict[str, str] = {}  # a word of the notes, accents folded -> as they write it
+        written: dict[str, str] = {}  # a word of the notes or its search term, accents folded -> as they write it
         for seen in _WORD.findall(" ".join(texts(tied[0])).lower()):
-            written.setdefault(fold_accents(seen), seen)
+            for key in (seen, *term_of(seen)):
+                written.setdefault(fold_accents(key), seen)
         if spelled := [written[edit] for edit in tied if edit in written]:
             hints[word] = spelled[0]
     return hints
 
 
 def _edits(word: str) -> list[str]:
-    """:func:`one_edit` of a folded word, with the letters of the alphabet and the word's own ("ß", "ø")."""
-    return one_edit(word, string.ascii_lowercase + "".join(sorted({char for char in word if not char.isascii()})))
+    """:func:`one_edit` of a folded word: with the Greek or Cyrillic letters, or those of the Latin alphabet and
+    the word's own ("ß", "ø")."""
+    letters = _script(word) or string.ascii_lowercase + "".join(sorted({char for char in word if not char.isascii()}))
+    return one_edit(word, letters)
 
 
 def hint_text(hints: Mapping[str, str], *, ranked: bool = False) -> str:

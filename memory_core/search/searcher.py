@@ -198,7 +198,8 @@ class Searcher:
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             hints = self._near_words(conn, [term for term in held if not counts[term]], count) if missing and chunks else {}
             asked = weigh_terms(list(held), counts, chunks, held) if hints else None
-            ranked_as = _repeated({term: (hints.get(term, term),) for term in held}, held)  # each hint in its word's place
+            # each hint in its word's place, as the search term it is (a Greek or Cyrillic word's stem)
+            ranked_as = _repeated({term: (query_terms(hints[term])[0] if term in hints else term,) for term in held}, held)
             rows, weights = keyword_candidates(ops, conn, list(ranked_as), k, chunks, where, ranked_as, counts)
             named = self._named_chunks(conn, request.text, repeats, k, chunks, where)
             return rows, weights, asked, named, hints, list(ranked_as)
@@ -274,8 +275,8 @@ class Searcher:
     def _near_words(self, conn: Any, missing: list[str], count: Count) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
         ops = self.index.ops
-        hints = near_words(missing, count, lambda word: _texts(ops, conn, word))
-        return {word: near for word, near in hints.items() if _is_term(near)}  # no stop word
+        hints = near_words(missing, count, lambda word: _texts(ops, conn, word), query_terms)
+        return {word: near for word, near in hints.items() if len(query_terms(near)) == 1}  # one term, no stop word
 
     def _named_chunks(
         self, conn: Any, text: str, repeats: dict[str, int], k: int, chunks: int, where: SearchFilter | None
