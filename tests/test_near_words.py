@@ -141,13 +141,14 @@ async def test_a_misspelt_word_with_accents_or_in_cyrillic_finds_the_note_that_w
     }
     for day in range(7, 20):  # and other days' notes, so the IDFs are a memory's
         write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- {notes.get(day, f'Einkauf und Wetter, Tag {day}.')}\n")
+    cases = {  # query: (its hint, the note it finds first)
+        "Wo liegt der Schlüsel?": ("schlüssel", "memory/2026-03-07.md"),
+        "quand est la réunoin budgétaire ?": ("réunion", "memory/2026-03-08.md"),
+        "где ключи от квартры?": ("квартиры", "memory/2026-03-09.md"),
+    }
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
-        for query, hint, path in [
-            ("Wo liegt der Schlüsel?", "schlüssel", "memory/2026-03-07.md"),
-            ("quand est la réunoin budgétaire ?", "réunion", "memory/2026-03-08.md"),
-            ("где ключи от квартры?", "квартиры", "memory/2026-03-09.md"),
-        ]:
-            answer = await engine.search(query)
-            assert f'(did you mean "{hint}"?)' in (answer.warning or ""), (query, answer.warning)
-            assert [hit.path for hit in answer.results][:1] == [path], query
+        answers = {query: await engine.search(query) for query in cases}
+    for query, (hint, path) in cases.items():
+        assert f'(did you mean "{hint}"?)' in (answers[query].warning or ""), (query, answers[query].warning)
+        assert [hit.path for hit in answers[query].results][:1] == [path], query
