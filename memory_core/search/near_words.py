@@ -75,7 +75,8 @@ def near_words(
     ("квартр" of a misspelt "квартры"), and its hint is the notes' word whose stem is one edit away ("квартиры").
     """
     words = [word for word in dict.fromkeys(missing) if correctable(word)][:MAX_WORDS]
-    edits = {word: [edit for edit in _edits(fold_accents(word)) if edit[0] == fold_accents(word)[0]] for word in words}
+    folded = {word: fold_accents(word) for word in words}
+    edits = {word: [edit for edit in _edits(plain) if edit[0] == plain[0]] for word, plain in folded.items()}  # typos seldom hit it
     counts = count(list(dict.fromkeys(edit for near in edits.values() for edit in near))) if words else {}
     hints: dict[str, str] = {}
     for word, near in edits.items():
