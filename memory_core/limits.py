@@ -19,7 +19,13 @@ MAX_PATH_PARTS = 32  # folders and file name of such a path, at most
 SNIPPET_CHARS = 700  # characters of one search result's snippet, at most
 MIN_SNIPPET_CHARS = 120  # a further result gets at least this much room, or is left out
 MIN_ANSWER_CHARS = 200  # memory_search maxChars, at least
-MAX_ANSWER_CHARS = 12_000  # memory_search maxChars, at most: the whole tool result stays under 40k characters
+MAX_ANSWER_CHARS = 12_000  # memory_search maxChars, at most
+# An answer's snippets and its results' other fields (path, lines, scores, hash: about RESULT_FIELDS_CHARS and the
+# path each, and with explain the explanation) take at most ANSWER_JSON_CHARS: the tool sends the answer twice (data and text), and hosts refuse a tool
+# result much over 40,000 characters. Many short results would pass it within maxChars (50 one-line notes: 42,781).
+RESULT_FIELDS_CHARS = 240
+EXPLAIN_FIELDS_CHARS = 160  # with explain, each result's places and factors besides the reason its lines were chosen
+ANSWER_JSON_CHARS = 17_500
 MAX_VECTOR_PARTS = 8  # vectors of one chunk at most (embedding.window_tokens); fixes the vector rowid layout
 MIN_AUTH_TOKEN_CHARS = 16  # auth_token, at least: a shorter bearer token is refused at start
 CONSOLIDATE_CHARS = 40_000  # daily-log text one memory_consolidate prompt hands over, at most (the rest waits)

@@ -69,7 +69,7 @@ class SearchAnswer(_Answer):
     provider: str | None = Field(None, description="embedding provider, when one is in use")
     model: str | None = Field(None, description="embedding model, when one is in use")
     warning: str | None = Field(None, description="something the caller should know about this answer")
-    left_out: int = Field(0, description="results left out to keep the snippets within maxChars")
+    left_out: int = Field(0, description="results left out to keep the snippets within maxChars, and the whole answer within what hosts accept")
     index_status: IndexStatus
 
 

@@ -467,8 +467,9 @@ async def test_max_chars_out_of_bounds_is_a_one_line_error(
         assert "\n" not in text.strip(), text
 
 
-async def _full_budget(client: Client) -> tuple[Any, dict[str, Any]]:
-    result = await client.call_tool("memory_search", {"query": "harvest", "maxResults": 50, "maxChars": 12_000})
+async def _full_budget(client: Client, explain: bool = False) -> tuple[Any, dict[str, Any]]:
+    arguments = {"query": "harvest", "maxResults": 50, "maxChars": 12_000, "explain": explain}
+    result = await client.call_tool("memory_search", arguments)
     assert not result.is_error and result.structured_content is not None
     return result, result.structured_content
 
@@ -485,14 +486,30 @@ async def test_a_full_budget_answer_keeps_its_snippets_within_max_chars_and_coun
     assert f"{left_out} more result(s) left out to keep within maxChars=12000" in (answer["warning"] or "")
 
 
+@pytest.fixture
+def short_notes(write: Write) -> None:
+    """60 one-line notes of about 200 characters, every one a match: 50 of them fit 12,000 characters of snippets,
+    but not the fields each result carries beside its snippet."""
+    for n in range(60):
+        write(f"memory/n{n:02}.md", f"- harvest note {n}: " + " ".join(["grain"] * 30) + "\n")
+
+
+@pytest.mark.parametrize("explain", [False, True])
+@pytest.mark.parametrize("notes", ["long_notes", "short_notes"])
 async def test_a_full_budget_tool_result_stays_under_40000_characters(
-    long_notes: None, make_engine: MakeEngine
+    notes: str, explain: bool, request: pytest.FixtureRequest, make_engine: MakeEngine
 ) -> None:
+    """Whatever the notes' length, explained or not: 50 short results once made 42,781 characters (43,548
+    explained), past what hosts accept."""
+    request.getfixturevalue(notes)
     async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
-        result, answer = await _full_budget(client)
+        result, answer = await _full_budget(client, explain=explain)
     blocks = json.dumps([block.model_dump(mode="json", by_alias=True) for block in result.content], ensure_ascii=False)
     whole = blocks + json.dumps(answer, ensure_ascii=False)
     assert len(whole) < 40_000, (len(blocks), len(whole) - len(blocks))
+    assert all((hit["explain"] is not None) == explain for hit in answer["results"])
+    assert answer["leftOut"] > 0 and len(answer["results"]) + answer["leftOut"] == 50
+    assert f"{answer['leftOut']} more result(s) left out" in (answer["warning"] or "")
 
 
 # 5. Explain ------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ class Searcher:
             ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
         named = {row.id for row in found.named}
         ranked = await self._read_on(_named_first(ranked, found.named, weights)[:limit])
-        chosen, left_out = fit(ranked, found.terms, request.max_chars, q.snippet_chars)
+        chosen, left_out = fit(ranked, found.terms, request.max_chars, q.snippet_chars, explain=request.explain)
         if request.explain:
             places = _Places(found, named, reranked, q, today)
             hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]

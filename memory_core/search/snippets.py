@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..limits import MIN_SNIPPET_CHARS
+from ..limits import ANSWER_JSON_CHARS, EXPLAIN_FIELDS_CHARS, MIN_SNIPPET_CHARS, RESULT_FIELDS_CHARS
 from ..models import Explanation, Hit
 from ..text.chunking import only_headings, text_cost
 from ..text.terms import index_stems, stems, term_index_keys, term_keys
@@ -251,27 +251,31 @@ def _cut_sentence(line: str, scorer: LineScorer, max_chars: int) -> str:
 
 
 def fit(
-    items: Sequence[Ranked], terms: Sequence[str], budget: int, snippet_chars: int
+    items: Sequence[Ranked], terms: Sequence[str], budget: int, snippet_chars: int, *, explain: bool = False
 ) -> tuple[list[tuple[Ranked, Window]], int]:
     """Windows for ``items`` (best first) whose texts total at most ``budget`` characters.
 
     Each snippet gets up to ``snippet_chars``. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
     left, the remaining items are left out; their number is returned beside the hits. The first hit
     is always kept, trimmed to the budget around its best lines. When every item fits, what they
-    leave of the budget widens the snippets again, best first (:func:`_widened`).
+    leave of the budget widens the snippets again, best first (:func:`_widened`). Whatever the budget,
+    the snippets and every hit's other fields (with ``explain``, its explanation too) stay within
+    ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the host.
     """
     scorer = LineScorer(terms, (item.row.text for item in items))
     chosen: list[tuple[Ranked, Window]] = []
-    used = 0
+    used = fields = 0
     for place, item in enumerate(items):
-        room = min(snippet_chars, budget - used)
+        row = item.row
+        fields += RESULT_FIELDS_CHARS + len(row.path)
+        room = min(snippet_chars, budget - used, ANSWER_JSON_CHARS - fields - used)
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
-        row = item.row
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1), _shown(chosen, row.path))
         used += text_cost(window.text)
+        fields += (EXPLAIN_FIELDS_CHARS + len(window.why)) if explain else 0
         chosen.append((item, window))
-    return _widened(chosen, scorer, budget - used), 0
+    return _widened(chosen, scorer, min(budget, ANSWER_JSON_CHARS - fields) - used), 0
 
 
 def _shown(chosen: Sequence[tuple[Ranked, Window]], path: str) -> frozenset[tuple[int, str]]:
