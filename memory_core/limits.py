@@ -20,9 +20,10 @@ SNIPPET_CHARS = 700  # characters of one search result's snippet, at most
 MIN_SNIPPET_CHARS = 120  # a further result gets at least this much room, or is left out
 MIN_ANSWER_CHARS = 200  # memory_search maxChars, at least
 MAX_ANSWER_CHARS = 12_000  # memory_search maxChars, at most
-# An answer's snippets and its results' other fields (path, lines, scores, hash: about RESULT_FIELDS_CHARS and the
-# path each, and with explain the explanation) take at most ANSWER_JSON_CHARS: the tool sends the answer twice (data and text), and hosts refuse a tool
-# result much over 40,000 characters. Many short results would pass it within maxChars (50 one-line notes: 42,781).
+# An answer's snippets, at their size as sent (JSON inside JSON), and its results' other fields (path, lines, scores,
+# hash: about RESULT_FIELDS_CHARS and the path each; with explain the explanation) take at most ANSWER_JSON_CHARS.
+# The tool sends the answer twice (data and text), and hosts refuse a tool result much over 40,000 characters,
+# which many short results passed within maxChars (50 one-line notes: 42,781; of quotes and backslashes: 60,348).
 RESULT_FIELDS_CHARS = 240
 EXPLAIN_FIELDS_CHARS = 160  # with explain, each result's places and factors besides the reason its lines were chosen
 ANSWER_JSON_CHARS = 17_500

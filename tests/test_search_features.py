@@ -494,13 +494,21 @@ def short_notes(write: Write) -> None:
         write(f"memory/n{n:02}.md", f"- harvest note {n}: " + " ".join(["grain"] * 30) + "\n")
 
 
+@pytest.fixture
+def escaped_notes(write: Write) -> None:
+    """60 one-line notes of quotes and backslashes (Windows paths, JSON), which JSON inside JSON sends at four times
+    their length."""
+    for n in range(60):
+        write(f"memory/n{n:02}.md", f"- harvest note {n}: " + '\\"' * 90 + "\n")
+
+
 @pytest.mark.parametrize("explain", [False, True])
-@pytest.mark.parametrize("notes", ["long_notes", "short_notes"])
+@pytest.mark.parametrize("notes", ["long_notes", "short_notes", "escaped_notes"])
 async def test_a_full_budget_tool_result_stays_under_40000_characters(
     notes: str, explain: bool, request: pytest.FixtureRequest, make_engine: MakeEngine
 ) -> None:
-    """Whatever the notes' length, explained or not: 50 short results once made 42,781 characters (43,548
-    explained), past what hosts accept."""
+    """Whatever the notes hold, explained or not: 50 short results once made 42,781 characters (43,548
+    explained), and notes of quotes and backslashes 60,348, past what hosts accept."""
     request.getfixturevalue(notes)
     async with connected(make_engine(embedding={"provider": "none"}, query=WEAK_MATCHES_TOO)) as client:
         result, answer = await _full_budget(client, explain=explain)

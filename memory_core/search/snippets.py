@@ -15,6 +15,7 @@ than the room is cut by characters, around its first match.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -264,18 +265,28 @@ def fit(
     """
     scorer = LineScorer(terms, (item.row.text for item in items))
     chosen: list[tuple[Ranked, Window]] = []
-    used = fields = 0
+    used = sent = fields = 0  # the snippets' weighted size, their size as sent, the hits' other fields
     for place, item in enumerate(items):
         row = item.row
         fields += RESULT_FIELDS_CHARS + len(row.path)
-        room = min(snippet_chars, budget - used, ANSWER_JSON_CHARS - fields - used)
+        room = min(snippet_chars, budget - used, ANSWER_JSON_CHARS - fields - sent)
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1), _shown(chosen, row.path))
-        used += text_cost(window.text)
         fields += (EXPLAIN_FIELDS_CHARS + len(window.why)) if explain else 0
+        size = sent_chars(window.text)
+        if place and sent + size + fields > ANSWER_JSON_CHARS:  # its quotes and backslashes took it past
+            return chosen, len(items) - place
+        used += text_cost(window.text)
+        sent += size
         chosen.append((item, window))
-    return _widened(chosen, scorer, min(budget, ANSWER_JSON_CHARS - fields) - used), 0
+    return _widened(chosen, scorer, budget - used, ANSWER_JSON_CHARS - fields - sent), 0
+
+
+def sent_chars(text: str) -> int:
+    """How many characters ``text`` takes in the tool result's text copy: JSON inside JSON, so a quote, a
+    backslash or a newline grows to several (a note of Windows paths or JSON is up to four times its length)."""
+    return len(json.dumps(json.dumps(text, ensure_ascii=False), ensure_ascii=False)) - 2
 
 
 def _shown(chosen: Sequence[tuple[Ranked, Window]], path: str) -> frozenset[tuple[int, str]]:
@@ -289,8 +300,11 @@ def _shown(chosen: Sequence[tuple[Ranked, Window]], path: str) -> frozenset[tupl
     return frozenset(found)
 
 
-def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int) -> list[tuple[Ranked, Window]]:
-    """The snippets grown, best hit first, by what every hit left of the budget, up to their chunks."""
+def _widened(
+    chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int, unsent: int
+) -> list[tuple[Ranked, Window]]:
+    """The snippets grown, best hit first, by what every hit left of the budget (``spare``), up to their chunks,
+    and as far as the answer's size as sent allows (``unsent`` characters more: :func:`sent_chars`)."""
     for at, (item, window) in enumerate(chosen):
         row = item.row
         if spare < MIN_SNIPPET_CHARS:
@@ -299,7 +313,11 @@ def _widened(chosen: list[tuple[Ranked, Window]], scorer: LineScorer, spare: int
         if len(window.text) < len(row.text):
             others = _shown(chosen[:at] + chosen[at + 1 :], row.path)
             wider = best_window(row.text, row.start_line, row.end_line, scorer, shown + spare, others)
+            growth = sent_chars(wider.text) - sent_chars(window.text)
+            if growth > unsent:
+                continue
             spare -= text_cost(wider.text) - shown
+            unsent -= growth
             chosen[at] = (item, wider)
     return chosen
 
