@@ -153,8 +153,8 @@ class Searcher:
             hits = [to_hit(item, window) for item, window in chosen]
         if left_out:
             warnings.append(
-                f"{left_out} more result(s) left out to keep within maxChars={request.max_chars}; "
-                "raise maxChars or read around a hit with memory_get"
+                f"{left_out} more result(s) left out to keep within maxChars={request.max_chars} and the size of one "
+                "tool result; raise maxChars, ask for fewer results, or read around a hit with memory_get"
             )
         if not hits and terms and status.chunks:
             warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
