@@ -108,6 +108,8 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
         # whether memory answers is what the query's own words decide: a hint alone answers nothing
         near = await engine.search("mountians")
         assert near.results == [] and '"mountians" (did you mean "mountains"?)' in (near.warning or "")
+        # two warnings read as two clauses, not one run-on sentence
+        assert (near.warning or "").startswith("nothing in memory matches this query; no note holds")
 
 
 @pytest.mark.both_stores

@@ -163,7 +163,7 @@ class Searcher:
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
-            model=provider.model if provider else None, warning=" ".join(warnings) or None,
+            model=provider.model if provider else None, warning="; ".join(warnings) or None,
             left_out=left_out, index_status=status,
         )
         return answer, found.from_ram
