@@ -34,6 +34,10 @@ from .records import (
 
 T = TypeVar("T")
 
+# The shortest term :meth:`StoreOps.terms_ending` finds: a compound's last part is looked up only in words of
+# two parts, a four-letter word before three letters or more (search/compounds.py).
+ENDING_MIN = 7
+
 
 class StoreOps(Protocol):
     """The operations every store offers, on a connection its owner hands out."""
@@ -88,6 +92,11 @@ class StoreOps(Protocol):
     def term_counts(self, conn: Any, terms: Sequence[str]) -> dict[str, int]: ...
     def terms_starting(self, conn: Any, prefix: str, limit: int) -> dict[str, int]:
         """The index's own terms (as its tokenizer keeps them: porter stems) that begin with ``prefix`` (not empty)
+        and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
+        ...
+
+    def terms_ending(self, conn: Any, suffix: str, limit: int) -> dict[str, int]:
+        """The index's own terms of :data:`ENDING_MIN` characters or more that end with ``suffix`` (not empty)
         and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
         ...
 

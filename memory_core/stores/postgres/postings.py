@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.segments import index_text
+from ..base import ENDING_MIN
 from ..filters import SearchFilter, prefix_end
 from ..records import ChunkRow
 from . import tokens as fts_tokens
@@ -147,6 +148,19 @@ def terms_starting(conn: PgConn, prefix: str, limit: int) -> dict[str, int]:
         "SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s AND term > %s AND term < %s "
         "GROUP BY term ORDER BY held DESC, term LIMIT %s",
         (conn.index_id, prefix, prefix_end(prefix), limit),
+    )
+    return {str(term): int(held) for term, held in rows}
+
+
+def terms_ending(conn: PgConn, suffix: str, limit: int) -> dict[str, int]:
+    """The index's terms of :data:`~..base.ENDING_MIN` characters or more that end with ``suffix`` and are longer,
+    the ``limit`` most held, with how many chunks hold each: a range of the doclists' terms spelt backwards
+    (their own index, ``memdex_doclists_backwards``)."""
+    backwards = suffix[::-1]
+    rows = conn.execute(
+        "SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s AND length(term) >= %s "
+        "AND reverse(term) > %s AND reverse(term) < %s GROUP BY term ORDER BY held DESC, term LIMIT %s",
+        (conn.index_id, ENDING_MIN, backwards, prefix_end(backwards), limit),
     )
     return {str(term): int(held) for term, held in rows}
 

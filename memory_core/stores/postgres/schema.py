@@ -130,6 +130,13 @@ DROP TABLE memdex_terms;
         "0003_dates_from_paths",
         "ALTER TABLE memdex_chunks DROP COLUMN day;",
     ),
+    (
+        # A query word that notes hold only as a compound's last part ("Migration" of "Datenbankmigration")
+        # is looked up among the terms that end with it: the long terms, spelt backwards, in an index of their
+        # own (postings.terms_ending). 7 is base.ENDING_MIN.
+        "0004_terms_backwards",
+        "CREATE INDEX memdex_doclists_backwards ON memdex_doclists (index_id, reverse(term)) WHERE length(term) >= 7;",
+    ),
 ]
 
 
