@@ -10,9 +10,12 @@ import pytest
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.search.compounds import (
+    MAX_CUT,
     MAX_HEADS,
     MAX_WORDS,
+    MIN_PART,
     compound_heads,
+    compound_tails,
     joined_words,
     query_pairs,
     split_words,
@@ -211,3 +214,112 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
         for query in ("teach", "Schlüss"):
             other = await engine.search(query)
             assert other.results == [] and "nothing in memory matches" in (other.warning or ""), query
+
+
+def _ending(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[str], dict[str, int]]:
+    def ending(suffix: str) -> dict[str, int]:
+        if asked is not None:
+            asked.append(suffix)
+        found = {term: n for term, n in terms.items() if term.endswith(suffix) and term != suffix}
+        return dict(sorted(found.items(), key=lambda item: (-item[1], item[0])))
+
+    return ending
+
+
+# The index's terms are porter stems, which cut a compound's end where they keep the word's: the searched word
+# is the first part and the whole query word, which the count (as the search counts, by stem) finds, and which
+# a note must write.
+STEMS = {"datenbankmigr": 2, "wohnungsschlussel": 3, "autoschlussel": 1, "geburtstagsfei": 1, "tresorschlussel": 1}
+COMPOUNDS = {"datenbankmigration": 2, "wohnungsschlussel": 3, "autoschlussel": 1, "geburtstagsfeier": 1, "tresorschlussel": 1}
+WRITTEN = {
+    "datenbankmigration": "Die Datenbankmigrationen laufen.",
+    "wohnungsschlussel": "Der WOHNUNGSSCHLÜSSEL liegt beim Nachbarn.",
+    "autoschlussel": "Autoschlüssel: im Flur",
+    "geburtstagsfeier": "Lenas Geburtstagsfeier ist am Samstag.",
+    "tresorschlussel": "Tresorschlüssel verloren.",
+}
+
+
+def _tails(missing: list[str], index: Mapping[str, int], held: Mapping[str, int], written: Mapping[str, str] = WRITTEN,
+           asked: list[str] | None = None) -> dict[str, tuple[str, ...]]:  # fmt: skip
+    return compound_tails(missing, _ending(index, asked), _count(held), _texts(written), _is_term)
+
+
+def test_a_word_is_searched_as_the_notes_longer_words_that_end_with_it() -> None:
+    words = {"datenbank": 4, "wohnung": 2, "auto": 5, "geburtstag": 1, "tresor": 1}  # "wohnungs": a linking s
+    asked: list[str] = []
+    assert _tails(["migration", "schlüssel", "feier"], STEMS, COMPOUNDS | words, asked=asked) == {
+        "migration": ("datenbankmigration",),
+        "schlüssel": ("wohnungsschlussel", "autoschlussel", "tresorschlussel"),
+        "feier": ("geburtstagsfeier",),
+    }
+    assert "migr" in asked and "schlussel" in asked  # folded, and cut as far as porter may cut a compound
+    assert min(map(len, asked)) == MIN_PART and "migration"[: len("migration") - MAX_CUT - 1] not in asked
+
+
+def test_a_longer_word_counts_only_when_its_first_part_is_a_word_the_notes_hold() -> None:
+    index = {"deadlin": 2, "passport": 1, "generat": 4, "datenbankmigr": 1}
+    words = {"dead": 3, "pass": 1}  # no "gene" of "generation", nor "datenbank"
+    held = index | words | {"deadline": 2, "passport": 1, "generation": 4, "datenbankmigration": 1}
+    written = {"deadline": "The deadline moved.", "passport": "Renew the passport.", "generation": "Next generation."}
+    assert _tails(["line", "port", "ration", "migration"], index, held, written) == {"line": ("deadline",), "port": ("passport",)}
+    # nor is a first part that is a stop word, or a stop word and an s, a word
+    assert compound_tails(["these"], _ending({"thesthese": 1}), _count({"thesthese": 1, "thes": 1}),
+                          _texts({"thesthese": "thesthese"}), lambda w: w != "thes") == {}  # fmt: skip
+    # a longer word the search counts in no chunk is dropped
+    assert _tails(["migration"], STEMS, {"datenbank": 4}) == {}
+
+
+def test_a_longer_word_counts_only_where_a_note_writes_it() -> None:
+    """Porter cuts "relationshipments" to "relationship": the search counts it, but "shipments" is no last part
+    of any word the notes write. A note writes the compound with at most two letters more."""
+    index = {"relationship": 5, "datenbankmigr": 1}
+    held = {"relationship": 5, "relationshipments": 5, "relation": 3, "datenbank": 1, "datenbankmigration": 1}
+    written = {"relationshipments": "Our relationship with the supplier.", "datenbankmigration": "die Datenbankmigrationsplanung"}
+    assert _tails(["shipments", "migration"], index, held, written) == {}
+    assert _tails(["migration"], index, held, {"datenbankmigration": "Datenbankmigration: Freitag"}) == {"migration": ("datenbankmigration",)}
+
+
+def test_only_words_of_letters_long_enough_are_looked_up_at_the_end_and_at_most_a_few() -> None:
+    asked: list[str] = []
+    _tails(["tür", "ifit1", "vertrag", "less", "wise"], {}, {}, asked=asked)  # "homeless" is no kind of "less"
+    assert asked and all("vertrag".startswith(suffix) for suffix in asked)
+    asked.clear()
+    _tails([f"wort{n:c}" for n in range(97, 97 + MAX_WORDS + 2)], {}, {}, asked=asked)
+    assert len({suffix for suffix in asked if len(suffix) == 5}) == MAX_WORDS
+
+
+@pytest.mark.both_stores
+async def test_a_word_the_notes_hold_only_as_a_compounds_last_part_is_found(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """ "Migration" finds "Datenbankmigration", "Feier" finds "Geburtstagsfeier" (the first part and a linking s),
+    "base" finds "database", in notes that hold the first parts on their own; and a compound written after the
+    first search is found too."""
+    write("MEMORY.md", f"# Notizen\n\n{FILLER}- Die Datenbank ist langsam.\n- Lena feiert Geburtstag.\n{FILLER}")
+    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Die Geburtstagsfeier ist am Samstag.\n- Die Datenbankmigration ist für Freitag "
+          "geplant.\n- Der Wohnungsschlüssel liegt beim Nachbarn.\n- The data team moved the database.\n")  # fmt: skip
+    for day in range(8, 20):
+        write(f"memory/2026-03-{day:02}.md", f"# 2026-03-{day:02}\n\n- Walked the dog, day {day}, and read the news.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, line in [
+            ("Migration", "Datenbankmigration"),
+            ("Wann ist die Migration?", "Datenbankmigration"),
+            ("Feier", "Geburtstagsfeier"),
+            ("base", "database"),
+        ]:
+            answer = await engine.search(query, max_chars=300)
+            assert [hit.path for hit in answer.results][:1] == ["memory/2026-03-07.md"], (query, answer.warning)
+            assert line in answer.results[0].snippet, query
+        # the first part must be a word the notes hold: "Schlüssel" of "Wohnungsschlüssel" is not found
+        assert (await engine.search("Schlüssel")).results == []
+        # a compound and its first part written since the last search are found by the next one
+        assert (await engine.search("Vertrag")).results == []
+        write("memory/2026-03-20.md", "# 2026-03-20\n\n- Der Arbeitsvertrag ist unterschrieben.\n- Die Arbeit war lang.\n")
+        await engine.sync()
+        answer = await engine.search("Vertrag", max_chars=300)
+        assert [hit.path for hit in answer.results][:1] == ["memory/2026-03-20.md"], answer.warning
+        # a word that ends no longer word of the notes is still not found
+        other = await engine.search("Steuererklärung")
+        assert other.results == [] and "nothing in memory matches" in (other.warning or "")

@@ -9,7 +9,8 @@ looked up, from the query's words and the notes' own:
 * two query words written apart or with a hyphen, one of which no note holds, that notes write as one word
   (:func:`query_pairs`, :func:`joined_words`);
 * a query word no note holds on its own, that notes hold as the first part of longer words: "Schlüssel" of
-  "Schlüsseldienst" (:func:`compound_heads`).
+  "Schlüsseldienst" (:func:`compound_heads`), or as the last: "Migration" of "Datenbankmigration"
+  (:func:`compound_tails`).
 
 Unlike a misspelling's hint (:mod:`.near_words`), the notes attest what the query asked, so the memory
 answers by the words they write.
@@ -34,9 +35,18 @@ MIN_HEAD = 4  # letters in a query word looked up as the first part of the notes
 # At 4 a compound's short last part is lost with them ("Tür" of "Haustür").
 MIN_REST = 4
 MAX_HEADS = 3  # the notes' words a query word is searched as, at most: those the most chunks hold
+# Letters of a word's end that the index's porter stems may cut from a compound and not from the word alone,
+# at most: "Datenbankmigration" is held as "datenbankmigr", "Migration" as "migrat". Porter's longest suffixes
+# ("ational", "ization") are seven letters.
+MAX_CUT = 7
+# English endings that are words too: a word that ends in one is no kind of it ("homeless", "relationship",
+# "otherwise"), so they are not looked up as a compound's last part.
+ENDINGS = frozenset({"able", "hood", "less", "ness", "ship", "ships", "ward", "wards", "wise"})
+LINKS = ("s",)  # what German, Dutch and the Nordic languages may put between a compound's parts ("Geburtstagsfeier")
 HEAD_TERMS = 30  # the index's terms read per word looked up, the most held first
 _ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
 _APART = r"[ \t\-\u2010\u2011]+"  # how a compound's parts are written apart: spaces or a hyphen
+_ENDING = r"[^\W\d_]{0,2}"  # an inflection a compound's last part may take in the notes ("Migrationen", "cares")
 
 Count = Callable[[Sequence[str]], Mapping[str, int]]
 
@@ -85,13 +95,18 @@ def split_words(
 def _writes(texts: Iterable[str], parts: tuple[str, str]) -> bool:
     """Whether one of ``texts`` writes ``parts`` as two words apart or with a hyphen, the first as it stands and
     the second with at most two more letters ("Datenbank-Migrationen", "health cares")."""
-    written = _apart(*parts, ending=r"[^\W\d_]{0,2}")
+    written = _apart(*parts, ending=_ENDING)
     return any(written.search(_plain(text)) for text in texts)
 
 
 def _apart(head: str, tail: str, ending: str = "") -> re.Pattern[str]:
     """The two words written apart or with a hyphen, whole (``tail`` followed by ``ending``), in :func:`_plain` text."""
-    return re.compile(rf"(?<![^\W_]){re.escape(fold_accents(head))}{_APART}{re.escape(fold_accents(tail))}{ending}(?![^\W_])")
+    return _whole(f"{re.escape(fold_accents(head))}{_APART}{re.escape(fold_accents(tail))}{ending}")
+
+
+def _whole(pattern: str) -> re.Pattern[str]:
+    """``pattern`` matched only as a whole word: no letter or digit right before or after it."""
+    return re.compile(rf"(?<![^\W_]){pattern}(?![^\W_])")
 
 
 def _plain(text: str) -> str:
@@ -155,3 +170,60 @@ def compound_heads(
     held = count(asked) if asked else {}
     found = {word: tuple(term for term, rest in pairs if held.get(term, 0) > 0 and held.get(rest, 0) > 0) for word, pairs in longer.items()}
     return {word: terms[:MAX_HEADS] for word, terms in found.items() if terms}
+
+
+def compound_tails(
+    missing: Sequence[str],
+    ending: Callable[[str], Mapping[str, int]],
+    count: Count,
+    texts: Callable[[str], Iterable[str]],
+    is_term: Callable[[str], bool],
+) -> dict[str, tuple[str, ...]]:
+    """For each word of ``missing`` (words no note holds) that notes hold as the last part of longer words, the
+    :data:`MAX_HEADS` of those words the most chunks hold: "Migration" is searched as "Datenbankmigration",
+    "Schlüssel" as "Wohnungsschlüssel". In German the last part is the word a compound is a kind of. Words with
+    none are left out.
+
+    The notes are the dictionary, as for :func:`compound_heads`: the part before the word, of :data:`MIN_HEAD`
+    letters or more, is a word they hold on its own, or is that word and a linking "s" ("Geburtstag" of
+    "Geburtstagsfeier"); "base" is "database" only in notes that say "data".
+
+    ``ending`` gives the index's terms that end with some letters, with how many chunks hold each (the most
+    held first). The index holds porter stems, which may cut a compound's end where they keep the word's
+    ("datenbankmigr", "migrat"), so the terms that end with the word's first letters, down to
+    :data:`MAX_CUT` fewer and at least :data:`MIN_PART`, are read. A term counts only when the notes write the
+    word it may stand for, its first part followed by the whole query word (and at most two letters more:
+    "Datenbankmigrationen"): ``texts`` gives a few chunks that hold a word as the search does, by its stem,
+    which is not enough, since porter cuts "relationshipments" to "relationship" ("shipments" is no last part
+    of it). ``count`` counts words as the search does; ``is_term`` keeps out stop words. Words are looked up as
+    for :func:`compound_heads`, but for the English endings that are words too (:data:`ENDINGS`)."""
+    looked_up = [word for word in dict.fromkeys(missing) if len(word) >= MIN_HEAD and alphabetic(word)]
+    words = [word for word in looked_up if fold_accents(word) not in ENDINGS][:MAX_WORDS]
+    parts: dict[str, dict[str, str]] = {}  # word -> each longer word the notes may hold -> its first part
+    for word in words:
+        whole = fold_accents(word)
+        parts[word] = {}
+        for end in range(len(whole), max(MIN_PART, len(whole) - MAX_CUT) - 1, -1):
+            for term in ending(whole[:end]):
+                head = term[:-end]
+                if len(head) >= MIN_HEAD and alphabetic(head) and is_term(head):
+                    parts[word].setdefault(head + whole, head)
+    heads = {head for found in parts.values() for head in found.values()}
+    unlinked = [head[: -len(link)] for head in heads for link in LINKS if head.endswith(link)]
+    asked = list(dict.fromkeys([*heads, *(head for head in unlinked if len(head) >= MIN_HEAD and is_term(head))]))
+    held = count(asked) if asked else {}
+
+    def alone(head: str) -> bool:  # the notes hold the first part on its own
+        return held.get(head, 0) > 0 or any(head.endswith(link) and held.get(head[: -len(link)], 0) > 0 for link in LINKS)
+
+    longer = list(dict.fromkeys(word for found in parts.values() for word, head in found.items() if alone(head)))
+    held_longer = count(longer) if longer else {}
+    written = {term for term in longer if held_longer.get(term, 0) > 0 and _writes_word(texts(term), term)}
+    found = {word: sorted(written.intersection(terms), key=lambda term: (-held_longer[term], term)) for word, terms in parts.items()}
+    return {word: tuple(terms[:MAX_HEADS]) for word, terms in found.items() if terms}
+
+
+def _writes_word(texts: Iterable[str], word: str) -> bool:
+    """Whether one of ``texts`` writes ``word`` (folded) as a word of its own, with at most two more letters."""
+    written = _whole(re.escape(word) + _ENDING)
+    return any(written.search(_plain(text)) for text in texts)

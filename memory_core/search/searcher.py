@@ -21,7 +21,7 @@ from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
-from .compounds import HEAD_TERMS, Count, compound_heads, joined_words, query_pairs, split_words
+from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
@@ -255,7 +255,7 @@ class Searcher:
 
     def _compounds(self, conn: Any, text: str, terms: list[str], missing: list[str], count: Count) -> dict[str, tuple[str, ...]]:
         """The query's words that notes write as one compound the other way, or hold only as a compound's first
-        part (:mod:`.compounds`), each with the words the notes write in its place (the second of two words joined
+        or last part (:mod:`.compounds`), each with the words the notes write in its place (the second of two words joined
         into one: none), on a reader thread;
         ``count`` counts words for the caller, who keeps the counts.
         A word the query asks already, in any form, is not asked again ("email" of "e mail" asked with "emails")."""
@@ -268,7 +268,10 @@ class Searcher:
         split = split_words(left, count, lambda phrase: _texts(ops, conn, phrase), _is_term)
         written |= {term: (phrase,) for term, phrase in split.items()}
         left = [term for term in left if term not in split]
-        written |= compound_heads(left, lambda prefix: ops.terms_starting(conn, prefix, HEAD_TERMS), count, _is_term)
+        heads = compound_heads(left, lambda prefix: ops.terms_starting(conn, prefix, HEAD_TERMS), count, _is_term)
+        left = [term for term in left if term not in heads]
+        ending, texts = (lambda suffix: ops.terms_ending(conn, suffix, HEAD_TERMS)), (lambda word: _texts(ops, conn, word))
+        written |= heads | compound_tails(left, ending, count, texts, _is_term)
         asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
         return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}
 
