@@ -96,8 +96,8 @@ class StoreOps(Protocol):
         ...
 
     def terms_ending(self, conn: Any, suffix: str, limit: int) -> dict[str, int]:
-        """The index's own terms of :data:`ENDING_MIN` characters or more that end with ``suffix`` (not empty)
-        and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
+        """The index's own terms of :data:`ENDING_MIN` characters or more, with no digit, that end with ``suffix``
+        (not empty) and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
         ...
 
     def keyword_search(

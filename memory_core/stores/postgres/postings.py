@@ -153,13 +153,14 @@ def terms_starting(conn: PgConn, prefix: str, limit: int) -> dict[str, int]:
 
 
 def terms_ending(conn: PgConn, suffix: str, limit: int) -> dict[str, int]:
-    """The index's terms of :data:`~..base.ENDING_MIN` characters or more that end with ``suffix`` and are longer,
+    """The index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit, that end with ``suffix``
+    and are longer,
     the ``limit`` most held, with how many chunks hold each: a range of the doclists' terms spelt backwards
     (their own index, ``memdex_doclists_backwards``)."""
     backwards = suffix[::-1]
     rows = conn.execute(
         "SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s AND length(term) >= %s "
-        "AND reverse(term) > %s AND reverse(term) < %s GROUP BY term ORDER BY held DESC, term LIMIT %s",
+        "AND term !~ '[0-9]' AND reverse(term) > %s AND reverse(term) < %s GROUP BY term ORDER BY held DESC, term LIMIT %s",
         (conn.index_id, ENDING_MIN, backwards, prefix_end(backwards), limit),
     )
     return {str(term): int(held) for term, held in rows}

@@ -133,9 +133,10 @@ DROP TABLE memdex_terms;
     (
         # A query word that notes hold only as a compound's last part ("Migration" of "Datenbankmigration")
         # is looked up among the terms that end with it: the long terms, spelt backwards, in an index of their
-        # own (postings.terms_ending). 7 is base.ENDING_MIN.
+        # own (postings.terms_ending), those with no digit. 7 is base.ENDING_MIN.
         "0004_terms_backwards",
-        "CREATE INDEX memdex_doclists_backwards ON memdex_doclists (index_id, reverse(term)) WHERE length(term) >= 7;",
+        "CREATE INDEX memdex_doclists_backwards ON memdex_doclists (index_id, reverse(term)) "
+        "WHERE length(term) >= 7 AND term !~ '[0-9]';",
     ),
 ]
 
