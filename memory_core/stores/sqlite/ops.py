@@ -339,12 +339,13 @@ def terms_starting(conn: Any, prefix: str, limit: int) -> dict[str, int]:
 
 def terms_ending(conn: Any, suffix: str, limit: int) -> dict[str, int]:
     """The index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit, that end with ``suffix``
-    and are longer, the ``limit`` most held, with how many chunks hold each. FTS5 lists its terms by their start only, and a scan
-    of that list costs about 0.2 s at 100k chunks, so this connection keeps a copy of those terms, each spelt
-    backwards, in a table of its own (temp: the index's schema does not change), made again when another
-    connection has changed the index since (``PRAGMA data_version``: a reader's, which sees the writer's
-    changes); a range of that copy answers. Making it costs about 0.3 s at 100k chunks (the scan), on the first such
-    lookup after a change."""
+    and are longer, the ``limit`` most held, with how many chunks hold each.
+
+    FTS5 lists its terms by their start only, and a scan of that list costs about 0.2 s at 100k chunks, so this
+    connection keeps a copy of those terms, each spelt backwards, in a table of its own (temp: the index's schema
+    does not change), and a range of the copy answers. The copy is made again when another connection has changed
+    the index since (``PRAGMA data_version``: a reader's, which sees the writer's changes), at about 0.3 s at 100k
+    chunks, by the first such lookup after the change."""
     backwards = suffix[::-1]
     rows = conn.execute(
         f"SELECT term, doc FROM {_backwards(conn)} WHERE backwards > ? AND backwards < ? ORDER BY doc DESC, term LIMIT ?",
