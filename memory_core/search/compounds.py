@@ -42,6 +42,8 @@ MAX_CUT = 7
 # English endings that are words too: a word that ends in one is no kind of it ("homeless", "relationship",
 # "otherwise"), so they are not looked up as a compound's last part.
 ENDINGS = frozenset({"able", "hood", "less", "ness", "ship", "ships", "ward", "wards", "wise"})
+# The endings German and Dutch nouns take that porter keeps: a compound's last part inflected ("Migrationen")
+INFLECTIONS = ("e", "en", "er", "es", "n", "s")
 LINKS = ("s",)  # what German, Dutch and the Nordic languages may put between a compound's parts ("Geburtstagsfeier")
 HEAD_TERMS = 30  # the index's terms read per word looked up, the most held first
 _ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
@@ -190,10 +192,10 @@ def compound_tails(
 
     ``ending`` gives the index's terms that end with some letters, with how many chunks hold each (the most
     held first). The index holds porter stems, which may cut a compound's end where they keep the word's
-    ("datenbankmigr", "migrat"), so the terms that end with the word's first letters, down to
-    :data:`MAX_CUT` fewer and at least :data:`MIN_PART`, are read. A term counts only when the notes write the
-    word it may stand for, its first part followed by the whole query word (and at most two letters more:
-    "Datenbankmigrationen"): ``texts`` gives a few chunks that hold a word as the search does, by its stem,
+    ("datenbankmigr", "migrat") or keep an ending the word lacks ("datenbankmigrationen"), so the terms that
+    end as :func:`_word_ends` says are read. A term counts only when the notes write the word it may stand for,
+    its first part followed by the whole query word (and at most two letters more), or the inflected form as
+    it is held: ``texts`` gives a few chunks that hold a word as the search does, by its stem,
     which is not enough, since porter cuts "relationshipments" to "relationship" ("shipments" is no last part
     of it). ``count`` counts words as the search does; ``is_term`` keeps out stop words. Words are looked up as
     for :func:`compound_heads`, but for the English endings that are words too (:data:`ENDINGS`)."""
@@ -203,11 +205,11 @@ def compound_tails(
     for word in words:
         whole = fold_accents(word)
         parts[word] = {}
-        for end in range(len(whole), max(MIN_PART, len(whole) - MAX_CUT) - 1, -1):
-            for term in ending(whole[:end]):
-                head = term[:-end]
-                if len(head) >= MIN_HEAD and alphabetic(head) and is_term(head):
-                    parts[word].setdefault(head + whole, head)
+        for end in _word_ends(whole):
+            for term in ending(end):
+                head = term[: -len(end)]
+                if len(head) >= MIN_HEAD and alphabetic(head) and is_term(head):  # the inflected form as held, or the word
+                    parts[word].setdefault(term if end.startswith(whole) else head + whole, head)
     heads = {head for found in parts.values() for head in found.values()}
     unlinked = [head[: -len(link)] for head in heads for link in LINKS if head.endswith(link)]
     asked = list(dict.fromkeys([*heads, *(head for head in unlinked if len(head) >= MIN_HEAD and is_term(head))]))
@@ -221,6 +223,14 @@ def compound_tails(
     written = {term for term in longer if held_longer.get(term, 0) > 0 and _writes_word(texts(term), term)}
     found = {word: sorted(written.intersection(terms), key=lambda term: (-held_longer[term], term)) for word, terms in parts.items()}
     return {word: tuple(terms[:MAX_HEADS]) for word, terms in found.items() if terms}
+
+
+def _word_ends(word: str) -> list[str]:
+    """How the index's terms may end where a compound ends with ``word``: the word's first letters, as porter cuts
+    them (down to :data:`MAX_CUT` fewer, at least :data:`MIN_PART`), or the word and an ending porter keeps
+    (:data:`INFLECTIONS`: "Datenbankmigrationen")."""
+    cut = [word[:end] for end in range(len(word), max(MIN_PART, len(word) - MAX_CUT) - 1, -1)]
+    return cut + [word + inflection for inflection in INFLECTIONS]
 
 
 def _writes_word(texts: Iterable[str], word: str) -> bool:
