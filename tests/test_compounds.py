@@ -328,9 +328,9 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_last_part_is_found(
             assert line in answer.results[0].snippet, query
         # the first part must be a word the notes hold: "Schlüssel" of "Wohnungsschlüssel" is not found
         assert (await engine.search("Schlüssel")).results == []
-        # a compound and its first part written since the last search are found by the next one
+        # a compound (here an umlaut plural) and its first part written since the last search are found by the next one
         assert (await engine.search("Vertrag")).results == []
-        write("memory/2026-03-20.md", "# 2026-03-20\n\n- Der Arbeitsvertrag ist unterschrieben.\n- Die Arbeit war lang.\n")
+        write("memory/2026-03-20.md", "# 2026-03-20\n\n- Die Arbeitsverträge sind unterschrieben.\n- Die Arbeit war lang.\n")
         await engine.sync()
         answer = await engine.search("Vertrag", max_chars=300)
         assert [hit.path for hit in answer.results][:1] == ["memory/2026-03-20.md"], answer.warning
