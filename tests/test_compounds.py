@@ -21,6 +21,8 @@ from memdex.memory_core.search.compounds import (
     split_words,
     splittable,
 )
+from memdex.memory_core.stores.sqlite import db
+from memdex.memory_core.stores.sqlite import ops as sqlite_ops
 
 MakeEngine = Callable[..., MemoryEngine]
 KEYWORD = {"provider": "none"}
@@ -337,3 +339,24 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_last_part_is_found(
         # a word that ends no longer word of the notes is still not found
         other = await engine.search("Steuererklärung")
         assert other.results == [] and "nothing in memory matches" in (other.warning or "")
+
+
+async def test_a_readers_copy_of_the_terms_leaves_no_transaction_open_and_follows_the_writer(
+    make_engine: MakeEngine, write: Callable[[str, str], Path], index_path: Path
+) -> None:
+    """SQLite's terms_ending reads a copy a reader connection keeps: it must not hold the reader's snapshot open
+    (the WAL could not be checkpointed, and the reader would not see new notes), and it is made again after the
+    writer's next commit."""
+    write("MEMORY.md", "- Die Datenbankmigration ist geplant.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        reader = db.connect(index_path, readonly=True)
+        try:
+            assert sqlite_ops.terms_ending(reader, "migr", 5) == {"datenbankmigr": 1}  # porter stems
+            assert not reader.in_transaction
+            write("memory/2026-03-20.md", "# 2026-03-20\n\n- Die Produktmigration auch.\n")
+            await engine.sync()
+            assert set(sqlite_ops.terms_ending(reader, "migr", 5)) == {"datenbankmigr", "produktmigr"}
+            assert not reader.in_transaction
+        finally:
+            reader.close()

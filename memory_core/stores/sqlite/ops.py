@@ -371,6 +371,7 @@ def _backwards(conn: Any) -> str:
     version = int(conn.execute("PRAGMA main.data_version").fetchone()[0])
     conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_BACKWARDS}_of (version INTEGER NOT NULL)")
     if conn.execute(f"SELECT 1 FROM temp.{_BACKWARDS}_of WHERE version = ?", (version,)).fetchone() is None:
+        ours = not conn.in_transaction  # a caller's transaction is the caller's to end
         conn.create_function(_SPELT_BACKWARDS, 1, lambda term: term[::-1], deterministic=True)
         conn.execute(f"DROP TABLE IF EXISTS temp.{_BACKWARDS}")
         conn.execute(
@@ -383,7 +384,8 @@ def _backwards(conn: Any) -> str:
         )
         conn.execute(f"DELETE FROM temp.{_BACKWARDS}_of")
         conn.execute(f"INSERT INTO temp.{_BACKWARDS}_of VALUES (?)", (version,))
-        conn.commit()  # a reader holds no transaction open between reads
+        if ours:
+            conn.commit()  # a reader holds no transaction open between reads
     return f"temp.{_BACKWARDS}"
 
 
