@@ -218,12 +218,12 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
             assert other.results == [] and "nothing in memory matches" in (other.warning or ""), query
 
 
-def _ending(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[str], dict[str, int]]:
-    def ending(suffix: str) -> dict[str, int]:
+def _ending(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[Sequence[str]], list[dict[str, int]]]:
+    def ending(suffixes: Sequence[str]) -> list[dict[str, int]]:
         if asked is not None:
-            asked.append(suffix)
-        found = {term: n for term, n in terms.items() if term.endswith(suffix) and term != suffix}
-        return dict(sorted(found.items(), key=lambda item: (-item[1], item[0])))
+            asked.extend(suffixes)
+        found = [{term: n for term, n in terms.items() if term.endswith(suffix) and term != suffix} for suffix in suffixes]
+        return [dict(sorted(each.items(), key=lambda item: (-item[1], item[0]))) for each in found]
 
     return ending
 
@@ -352,11 +352,11 @@ async def test_a_readers_copy_of_the_terms_leaves_no_transaction_open_and_follow
         await engine.sync()
         reader = db.connect(index_path, readonly=True)
         try:
-            assert sqlite_ops.terms_ending(reader, "migr", 5) == {"datenbankmigr": 1}  # porter stems
+            assert sqlite_ops.terms_ending(reader, ["migr"], 5) == [{"datenbankmigr": 1}]  # porter stems
             assert not reader.in_transaction
             write("memory/2026-03-20.md", "# 2026-03-20\n\n- Die Produktmigration auch.\n")
             await engine.sync()
-            assert set(sqlite_ops.terms_ending(reader, "migr", 5)) == {"datenbankmigr", "produktmigr"}
+            assert set(sqlite_ops.terms_ending(reader, ["migr"], 5)[0]) == {"datenbankmigr", "produktmigr"}
             assert not reader.in_transaction
         finally:
             reader.close()

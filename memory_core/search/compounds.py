@@ -176,7 +176,7 @@ def compound_heads(
 
 def compound_tails(
     missing: Sequence[str],
-    ending: Callable[[str], Mapping[str, int]],
+    ending: Callable[[Sequence[str]], Sequence[Mapping[str, int]]],
     count: Count,
     texts: Callable[[str], Iterable[str]],
     is_term: Callable[[str], bool],
@@ -190,8 +190,8 @@ def compound_tails(
     letters or more, is a word they hold on its own, or is that word and a linking "s" ("Geburtstag" of
     "Geburtstagsfeier"); "base" is "database" only in notes that say "data".
 
-    ``ending`` gives the index's terms that end with some letters, with how many chunks hold each (the most
-    held first). The index holds porter stems, which may cut a compound's end where they keep the word's
+    ``ending`` gives, for each of some endings, the index's terms that end so, with how many chunks hold each
+    (the most held first). The index holds porter stems, which may cut a compound's end where they keep the word's
     ("datenbankmigr", "migrat") or keep an ending the word lacks ("datenbankmigrationen"), so the terms that
     end as :func:`_word_ends` says are read. A term counts only when the notes write the word it may stand for,
     its first part followed by the whole query word (and at most two letters more), or the inflected form as
@@ -205,8 +205,9 @@ def compound_tails(
     for word in words:
         whole = fold_accents(word)
         parts[word] = {}
-        for end in _word_ends(whole):
-            for term in ending(end):
+        ends = _word_ends(whole)
+        for end, terms in zip(ends, ending(ends), strict=True):
+            for term in terms:
                 head = term[: -len(end)]
                 if len(head) >= MIN_HEAD and alphabetic(head) and is_term(head):  # the inflected form as held, or the word
                     parts[word].setdefault(term if end.startswith(whole) else head + whole, head)

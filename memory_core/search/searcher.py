@@ -270,7 +270,7 @@ class Searcher:
         left = [term for term in left if term not in split]
         heads = compound_heads(left, lambda prefix: ops.terms_starting(conn, prefix, HEAD_TERMS), count, _is_term)
         left = [term for term in left if term not in heads]
-        ending, texts = (lambda suffix: ops.terms_ending(conn, suffix, HEAD_TERMS)), (lambda word: _texts(ops, conn, word))
+        ending, texts = (lambda ends: ops.terms_ending(conn, ends, HEAD_TERMS)), (lambda word: _texts(ops, conn, word))
         written |= heads | compound_tails(left, ending, count, texts, _is_term)
         asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
         return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}

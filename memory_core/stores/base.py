@@ -95,9 +95,10 @@ class StoreOps(Protocol):
         and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
         ...
 
-    def terms_ending(self, conn: Any, suffix: str, limit: int) -> dict[str, int]:
-        """The index's own terms of :data:`ENDING_MIN` characters or more, with no digit, that end with ``suffix``
-        (not empty) and are longer, each with how many chunks hold it: the ``limit`` most held (ties in term order)."""
+    def terms_ending(self, conn: Any, suffixes: Sequence[str], limit: int) -> list[dict[str, int]]:
+        """For each of ``suffixes`` (not empty), the index's own terms of :data:`ENDING_MIN` characters or more,
+        with no digit, that end with it and are longer, each with how many chunks hold it: the ``limit`` most
+        held (ties in term order). One read for them all."""
         ...
 
     def keyword_search(

@@ -152,18 +152,24 @@ def terms_starting(conn: PgConn, prefix: str, limit: int) -> dict[str, int]:
     return {str(term): int(held) for term, held in rows}
 
 
-def terms_ending(conn: PgConn, suffix: str, limit: int) -> dict[str, int]:
-    """The index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit, that end with ``suffix``
-    and are longer,
-    the ``limit`` most held, with how many chunks hold each: a range of the doclists' terms spelt backwards
-    (their own index, ``memdex_doclists_backwards``)."""
-    backwards = suffix[::-1]
+def terms_ending(conn: PgConn, suffixes: Sequence[str], limit: int) -> list[dict[str, int]]:
+    """For each of ``suffixes``, the index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit,
+    that end with it and are longer, the ``limit`` most held, with how many chunks hold each: a range per suffix
+    of the doclists' terms spelt backwards (their own index, ``memdex_doclists_backwards``), in one query."""
+    if not suffixes:
+        return []
+    backwards = [suffix[::-1] for suffix in suffixes]
     rows = conn.execute(
-        "SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s AND length(term) >= %s "
-        "AND term !~ '[0-9]' AND reverse(term) > %s AND reverse(term) < %s GROUP BY term ORDER BY held DESC, term LIMIT %s",
-        (conn.index_id, ENDING_MIN, backwards, prefix_end(backwards), limit),
+        "SELECT s.n, t.term, t.held FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS s(low, high, n) "
+        "CROSS JOIN LATERAL (SELECT term, sum(chunks) AS held FROM memdex_doclists WHERE index_id = %s "
+        "AND length(term) >= %s AND term !~ '[0-9]' AND reverse(term) > s.low AND reverse(term) < s.high "
+        "GROUP BY term ORDER BY held DESC, term LIMIT %s) t ORDER BY s.n, t.held DESC, t.term",
+        (backwards, [prefix_end(b) for b in backwards], conn.index_id, ENDING_MIN, limit),
     )
-    return {str(term): int(held) for term, held in rows}
+    found: list[dict[str, int]] = [{} for _ in suffixes]
+    for n, term, held in rows:
+        found[int(n) - 1][str(term)] = int(held)
+    return found
 
 
 def keyword_search(

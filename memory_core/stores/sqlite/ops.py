@@ -337,21 +337,22 @@ def terms_starting(conn: Any, prefix: str, limit: int) -> dict[str, int]:
     return {str(term): int(doc) for term, doc in rows}
 
 
-def terms_ending(conn: Any, suffix: str, limit: int) -> dict[str, int]:
-    """The index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit, that end with ``suffix``
-    and are longer, the ``limit`` most held, with how many chunks hold each.
+def terms_ending(conn: Any, suffixes: Sequence[str], limit: int) -> list[dict[str, int]]:
+    """For each of ``suffixes``, the index's terms of :data:`~..base.ENDING_MIN` characters or more, with no digit,
+    that end with it and are longer, the ``limit`` most held, with how many chunks hold each.
 
     FTS5 lists its terms by their start only, and a scan of that list costs about 0.2 s at 100k chunks, so this
     connection keeps a copy of those terms, each spelt backwards, in a table of its own (temp: the index's schema
-    does not change), and a range of the copy answers. The copy is made again when another connection has changed
-    the index since (``PRAGMA data_version``: a reader's, which sees the writer's changes), at about 0.3 s at 100k
-    chunks, by the first such lookup after the change."""
-    backwards = suffix[::-1]
-    rows = conn.execute(
-        f"SELECT term, doc FROM {_backwards(conn)} WHERE backwards > ? AND backwards < ? ORDER BY doc DESC, term LIMIT ?",
-        (backwards, prefix_end(backwards), limit),
-    ).fetchall()
-    return {str(term): int(doc) for term, doc in rows}
+    does not change), and a range of the copy answers each suffix. The copy is made again when another connection
+    has changed the index since (``PRAGMA data_version``: a reader's, which sees the writer's changes), at about
+    0.3 s at 100k chunks, by the first such lookup after the change."""
+    copy = _backwards(conn)
+    sql = f"SELECT term, doc FROM {copy} WHERE backwards > ? AND backwards < ? ORDER BY doc DESC, term LIMIT ?"
+    found = []
+    for suffix in suffixes:
+        backwards = suffix[::-1]
+        found.append({str(term): int(doc) for term, doc in conn.execute(sql, (backwards, prefix_end(backwards), limit))})
+    return found
 
 
 _VOCAB = "memdex_terms"  # a connection's view of the keyword table's terms (temp: not in the index's schema)
