@@ -211,15 +211,17 @@ def compound_tails(
                 head = term[: -len(end)]
                 if len(head) >= MIN_HEAD and alphabetic(head) and is_term(head):  # the inflected form as held, or the word
                     parts[word].setdefault(term if end.startswith(whole) else head + whole, head)
-    heads = {head for found in parts.values() for head in found.values()}
-    unlinked = [head[: -len(link)] for head in heads for link in LINKS if head.endswith(link)]
-    asked = list(dict.fromkeys([*heads, *(head for head in unlinked if len(head) >= MIN_HEAD and is_term(head))]))
+    # each first part -> the words the notes may hold on their own for it: itself, and itself without a link
+    alone = {
+        head: [head, *(head[: -len(link)] for link in LINKS if head.endswith(link) and len(head) - len(link) >= MIN_HEAD)]
+        for found in parts.values()
+        for head in found.values()
+    }
+    asked = list(dict.fromkeys(form for forms in alone.values() for form in forms if is_term(form)))
     held = count(asked) if asked else {}
-
-    def alone(head: str) -> bool:  # the notes hold the first part on its own
-        return held.get(head, 0) > 0 or any(head.endswith(link) and held.get(head[: -len(link)], 0) > 0 for link in LINKS)
-
-    longer = list(dict.fromkeys(word for found in parts.values() for word, head in found.items() if alone(head)))
+    longer = list(dict.fromkeys(
+        word for found in parts.values() for word, head in found.items() if any(held.get(form, 0) > 0 for form in alone[head])
+    ))  # fmt: skip
     held_longer = count(longer) if longer else {}
     written = {term for term in longer if held_longer.get(term, 0) > 0 and _writes_word(texts(term), term)}
     found = {word: sorted(written.intersection(terms), key=lambda term: (-held_longer[term], term)) for word, terms in parts.items()}
