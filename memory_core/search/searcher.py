@@ -25,6 +25,7 @@ from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
+from .other_forms import forms_text, other_forms
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
 from .rerank import Reranker, open_reranker, rerank_order
 from .scoring import TermWeights, weigh_terms
@@ -158,6 +159,8 @@ class Searcher:
             )
         if not hits and terms and status.chunks:
             warnings.append("nothing in memory matches this query" + (" within the filter" if request.where else ""))
+            if forms := other_forms(terms, (row.text for row in found.keyword)):
+                warnings.append(forms_text(forms))
         if found.hints:
             warnings.append(hint_text(found.hints, ranked=bool(hits)))
         provider = self.embedder.provider

@@ -1,15 +1,20 @@
-"""English inflections folded as the index's porter stemmer folds them: Porter's steps 1 and 5a. Pure.
+"""English inflections folded as the index's porter stemmer folds them: Porter's steps 1 and 5a; and the whole
+of porter's stem, for what the index finds beyond them. Pure.
 
 FTS5's porter tokenizer finds "databases" for "database", "decided" for "decide", "studies" for "study". The
 Python side must agree wherever it decides what the index holds (whether memory answers, BM25 scored here), or
-it says "nothing in memory matches" about a note FTS5 has just found. Only the inflectional steps are taken:
-Porter's derivational steps 2 to 4 merge words that are not one ("informal" and "information" -> "inform").
+it says "nothing in memory matches" about a note FTS5 has just found. Only the inflectional steps are taken
+there: Porter's derivational steps 2 to 4 merge words that are not one ("informal" and "information" ->
+"inform"). :func:`porter_stem` takes every step, to name the word a note writes where the index found one of
+these ("migrated" for "migration").
 
-M. F. Porter, "An algorithm for suffix stripping", Program 14(3), 1980; the steps as its reference
-implementation (and SQLite's) runs them.
+M. F. Porter, "An algorithm for suffix stripping", Program 14(3), 1980; the steps as SQLite's FTS5 runs them
+(with the later "bli" and "logi" rules of Porter's own code).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 _VOWELS = frozenset("aeiou")
 
@@ -21,6 +26,18 @@ def inflection_stem(word: str) -> str:
     if len(word) <= 2 or not (word.isascii() and word.isalpha()):
         return word
     return _final_e(_final_y(_ed_ing(_plural(word))))
+
+
+def porter_stem(word: str) -> str:
+    """``word`` (lower case) as FTS5's porter tokenizer stems it, every step ("migration", "migrated" ->
+    "migrat"); like :func:`inflection_stem`, a word of two letters or fewer or with anything but ASCII
+    letters is returned as it is."""
+    if len(word) <= 2 or not (word.isascii() and word.isalpha()):
+        return word
+    stem = _final_y(_ed_ing(_plural(word)))
+    for rules, condition in _DERIVATIONS:
+        stem = _derivation(stem, rules, condition)
+    return _final_ll(_final_e(stem))
 
 
 def _consonant(word: str, at: int) -> bool:
@@ -64,7 +81,7 @@ def _plural(word: str) -> str:
 def _ed_ing(word: str) -> str:
     """Step 1b: eed -> ee (m > 0); ed and ing go after a vowel, then at/bl/iz get their e back, a doubled
     consonant is undoubled (not l, s, z), and a short stem gets its e back ("hoping" -> "hope")."""
-    if word.endswith("eed"):
+    if word.endswith("eed") and len(word) > 3:  # "eed" itself is "e" + "ed", as SQLite reads it
         return word[:-1] if _measure(word[:-3]) > 0 else word
     for suffix in ("ed", "ing"):
         if word.endswith(suffix) and _has_vowel(stem := word[: -len(suffix)]):
@@ -89,3 +106,46 @@ def _final_e(word: str) -> str:
         if m > 1 or (m == 1 and not _short_syllable(stem)):
             return stem
     return word
+
+
+def _final_ll(word: str) -> str:
+    """Step 5b: a final ll loses an l when m > 1."""
+    return word[:-1] if word.endswith("ll") and _measure(word[:-1]) > 1 else word
+
+
+def _derivation(word: str, rules: Rules, condition: Callable[[str], bool]) -> str:
+    """One of steps 2 to 4: the first rule whose suffix ends ``word`` (and is shorter) decides; its
+    replacement is made when what comes before the suffix meets ``condition`` (step 4's "ion" also needs an s
+    or t before it), else nothing changes."""
+    for suffix, replacement in rules:
+        if len(word) > len(suffix) and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            met = condition(stem) and (suffix != "ion" or stem.endswith(("s", "t")))
+            return stem + replacement if met else word
+    return word
+
+
+Rules = tuple[tuple[str, str], ...]
+# Steps 2 to 4, each rule as SQLite lists it (mkportersteps.tcl): tried in this order, which within the rules
+# that share a second-last letter is SQLite's, the only order in which two suffixes can both end a word.
+_STEP2: Rules = (
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("logi", "log"),
+    ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
+    ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
+    ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+)  # fmt: skip
+_STEP3: Rules = (
+    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
+)  # fmt: skip
+_STEP4: Rules = tuple(
+    (suffix, "")
+    for suffix in (
+        "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
+        "iti", "ous", "ive", "ize",
+    )
+)  # fmt: skip
+_DERIVATIONS: tuple[tuple[Rules, Callable[[str], bool]], ...] = (
+    (_STEP2, lambda stem: _measure(stem) > 0),
+    (_STEP3, lambda stem: _measure(stem) > 0),
+    (_STEP4, lambda stem: _measure(stem) > 1),
+)
