@@ -15,7 +15,8 @@ in exactly that word is searched as the tool answers by default:
 - *hinted*: answers whose ``warning`` hints for the misspelt word; *right*: the hint is the original word.
 
 For LoCoMo it also searches the abstention probes (``bench/quality.py``: gibberish, absent real words, and
-SciFact claims asked of a chat) and counts the answers with a hint: for these no hint is right.
+SciFact claims asked of a chat) and counts the answers with a hint, and those that name a notes' word of the
+same porter stem (``memory_core/search/other_forms.py``): for these no hint is right.
 
 ``--store DIR`` (a store folder ``bench/perf.py`` built and cached, e.g. ``bench/.cache/store-100000c-…``) also
 times, alternated over two rounds, the perf queries as generated and with their longest word misspelt:
@@ -112,6 +113,7 @@ async def measure_set(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 probes[f"{probe.kind} n"] += 1
                 probes[f"{probe.kind} nothing"] += not answer.results
                 probes[f"{probe.kind} hinted"] += "did you mean" in (answer.warning or "")
+                probes[f"{probe.kind} form"] += "(the notes say" in (answer.warning or "")
     return {"set": name, **{k: counts[k] for k in ("misspelt", "takes", "hinted", "right")}, "probes": dict(probes)}
 
 
@@ -175,10 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in rows:
         if row["probes"]:
             kinds = dict.fromkeys(key.rsplit(" ", 1)[0] for key in row["probes"])
-            print(f"\n{row['set']} probes (kind: n, answered with nothing, hinted):")
+            print(f"\n{row['set']} probes (kind: n, answered with nothing, hinted, named a derived form):")
             for kind in kinds:
                 p = row["probes"]
-                print(f"  {kind}: {p[kind + ' n']}, {p[kind + ' nothing']}, {p[kind + ' hinted']}")
+                print(f"  {kind}: {p[kind + ' n']}, {p[kind + ' nothing']}, {p[kind + ' hinted']}, {p[kind + ' form']}")
     timing = anyio.run(time_store, args.store) if args.store else {}
     for label, value in timing.items():
         print(f"{label}: {value}")
