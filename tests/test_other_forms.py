@@ -89,3 +89,7 @@ def test_a_query_that_lacks_other_words_too_gets_no_form() -> None:
     texts = ["Caroline took responsibility for the charity run."]
     assert other_forms(["depletion", "nitric", "responsible"], texts) == {}
     assert other_forms(["caroline", "responsible"], texts) == {"responsible": "responsibility"}
+
+
+def test_two_query_words_of_one_stem_both_get_the_notes_word() -> None:
+    assert other_forms(["migration", "migrations"], ["Migrated it."]) == {"migration": "migrated", "migrations": "migrated"}

@@ -34,14 +34,13 @@ def other_forms(terms: Sequence[str], texts: Iterable[str]) -> dict[str, str]:
     lacking = [term for term in terms if not term_index_keys(term) <= held]
     if not lacking or not all(_ASCII_WORD.fullmatch(term) for term in lacking):
         return {}
-    wanted = {_stem(term): term for term in lacking}
+    wanted = {term: _stem(term) for term in lacking}
     words = (word for text in texts for word in _WORD.findall(text.lower()) if _ASCII_WORD.fullmatch(word))
-    seen = Counter(word for word in words if _stem(word) in wanted)
-    forms: dict[str, str] = {}
+    seen = Counter(word for word in words if _stem(word) in wanted.values())
+    written: dict[str, str] = {}  # a stem -> the word of that stem the texts write most
     for word, _ in seen.most_common():
-        forms.setdefault(wanted[_stem(word)], word)
-    return {term: forms[term] for term in lacking} if len(forms) == len(lacking) else {}
-
+        written.setdefault(_stem(word), word)
+    return {term: written[stem] for term, stem in wanted.items()} if set(wanted.values()) <= written.keys() else {}
 
 def forms_text(forms: Mapping[str, str]) -> str:
     """The forms as a warning the caller can act on."""
