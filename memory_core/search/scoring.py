@@ -121,6 +121,16 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     return _held(weights.indexed, weights.weights, _indexed(texts)) / total if total > 0 else 0.0
 
 
+def naming_share(weights: TermWeights, names: Iterable[str]) -> float:
+    """The share of the whole query that the words which named a file answer, weighed as :func:`answer_share`
+    weighs words (one no chunk holds as the rarest, since a name need not be written in its file): a chunk of
+    yesterday's log answers "yesterday" whether or not it says so."""
+    missing = sum(1 for weight in weights.weights if weight <= 0)
+    each = [weight if weight > 0 else weights.missing / missing for weight in weights.weights]
+    total = sum(each)
+    return _held(weights.indexed, each, _indexed(names)) / total if total > 0 else 0.0
+
+
 def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
     """How many of the query's terms ``texts`` hold between them, as the index holds them (each once,
     whatever its weight)."""

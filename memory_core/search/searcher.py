@@ -27,8 +27,9 @@ from .named_files import NameIndex
 from .near_words import hint_text, near_words
 from .other_forms import forms_text, other_forms
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
+from .relative_days import named_days
 from .rerank import Reranker, open_reranker, rerank_order
-from .scoring import TermWeights, weigh_terms
+from .scoring import TermWeights, naming_share, soft_cap, weigh_terms
 from .snippets import Window, fit, to_hit
 
 
@@ -52,6 +53,7 @@ class _Candidates:
     keyword: list[ChunkRow] = field(default_factory=list)
     vector: list[ChunkRow] = field(default_factory=list)
     named: list[ChunkRow] = field(default_factory=list)
+    naming: list[str] = field(default_factory=list)  # the query's words that named those files
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
     asked: TermWeights | None = None  # the query's own words, when the hints ranked in place of theirs
@@ -131,7 +133,7 @@ class Searcher:
         repeats = term_repeats(request.text)
         terms = list(repeats)
         warnings = _index_warnings(status)
-        found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings)
+        found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings, today)
         ranked: list[Ranked]
         if found.query_vector is None:
             if not terms:
@@ -145,7 +147,7 @@ class Searcher:
         if self.reranker is not None and ranked:
             ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
         named = {row.id for row in found.named}
-        ranked = await self._read_on(_named_first(ranked, found.named, weights)[:limit])
+        ranked = await self._read_on(_named_first(ranked, found.named, weights, found.naming)[:limit])
         chosen, left_out = fit(ranked, found.terms, request.max_chars, q.snippet_chars, explain=request.explain)
         if request.explain:
             places = _Places(found, named, reranked, q, today)
@@ -172,7 +174,14 @@ class Searcher:
         return answer, found.from_ram
 
     async def _candidates(
-        self, request: SearchRequest, repeats: dict[str, int], k: int, chunks: int, vectors: bool, warnings: list[str]
+        self,
+        request: SearchRequest,
+        repeats: dict[str, int],
+        k: int,
+        chunks: int,
+        vectors: bool,
+        warnings: list[str],
+        today: dt.date,
     ) -> tuple[_Candidates, TermWeights]:
         """Run the keyword side (the query's terms, each as often as it is asked: ``repeats``), the vector side
         and the named-file lookup side by side.
@@ -187,29 +196,32 @@ class Searcher:
         weights = weigh_terms(terms, {}, 0)
         where = request.where
 
-        def keyword_lookups(conn: Any) -> tuple[list[ChunkRow], TermWeights, TermWeights | None, list[ChunkRow], dict[str, str], list[str]]:
+        def keyword_lookups(conn: Any) -> TermWeights:
+            """The keyword side and the named files, into ``found``; the weights the keyword side ranked by."""
             ops = self.index.ops
             counts = ops.term_counts(conn, terms) if terms else {}
 
             def count(words: Sequence[str]) -> dict[str, int]:  # kept: each word the lookups count is counted once
-                found = ops.term_counts(conn, words)
-                counts.update(found)
-                return found
+                new = ops.term_counts(conn, words)
+                counts.update(new)
+                return new
 
             missing = [term for term in terms if not counts[term]]
             written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             hints = self._near_words(conn, [term for term in held if not counts[term]], count) if missing and chunks else {}
-            asked = weigh_terms(list(held), counts, chunks, held) if hints else None
+            found.asked = weigh_terms(list(held), counts, chunks, held) if hints else None
+            found.hints = hints
             # each hint in its word's place, as the search term it is (a Greek or Cyrillic word's stem)
             ranked_as = _repeated({term: (query_terms(hints[term])[0] if term in hints else term,) for term in held}, held)
-            rows, weights = keyword_candidates(ops, conn, list(ranked_as), k, chunks, where, ranked_as, counts)
-            named = self._named_chunks(conn, request.text, repeats, k, chunks, where)
-            return rows, weights, asked, named, hints, list(ranked_as)
+            found.terms = list(ranked_as)
+            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts)
+            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today)
+            return ranked_by
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
             nonlocal weights
-            found.keyword, weights, found.asked, found.named, found.hints, found.terms = await self.index.read(keyword_lookups)
+            weights = await self.index.read(keyword_lookups)
 
         async def vector_side() -> None:
             found.query_vector = await self._query_vector(request.text, warnings)
@@ -285,26 +297,37 @@ class Searcher:
         return {word: near for word, near in hints.items() if len(query_terms(near)) == 1}  # one term, no stop word
 
     def _named_chunks(
-        self, conn: Any, text: str, repeats: dict[str, int], k: int, chunks: int, where: SearchFilter | None
-    ) -> list[ChunkRow]:
-        """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set).
+        self,
+        conn: Any,
+        text: str,
+        repeats: dict[str, int],
+        k: int,
+        chunks: int,
+        where: SearchFilter | None,
+        today: dt.date,
+    ) -> tuple[list[ChunkRow], list[str]]:
+        """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set),
+        a daily log by its date or by a word for a day relative to ``today`` ("yesterday": :mod:`.relative_days`).
 
         The best chunks of those files for the rest of the query, by BM25 as the keyword side ranks (a long
         file's first ``k`` chunks may not hold them). When they hold none of it, or the query is only names
-        ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order.
+        ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order. Also the query's words
+        that named them.
         """
         ops = self.index.ops
         version = ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
             self._names = (version, NameIndex(ops.file_paths(conn)))
-        paths, names = self._names[1].naming(text)
+        days, day_words = named_days(text, today)
+        paths, names = self._names[1].naming(" ".join([text, *days]))
         if not paths:
-            return []
-        named_terms = term_repeats(" ".join(names))
+            return [], []
+        naming = [*names, *day_words]
+        named_terms = term_repeats(" ".join(naming))
         asked = {term: times for term, times in repeats.items() if term not in named_terms}
         within = replace(where or SearchFilter(), paths=tuple(paths))
         found = keyword_candidates(ops, conn, list(asked), k, chunks, within, asked)[0] if asked else []
-        return found or ops.chunks_of(conn, paths, k, where)
+        return found or ops.chunks_of(conn, paths, k, where), naming
 
     async def _reranked(
         self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]
@@ -380,16 +403,19 @@ def _index_warnings(status: IndexStatus) -> list[str]:
     return []
 
 
-def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeights) -> list[Ranked]:
+def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeights, naming: Sequence[str]) -> list[Ranked]:
     """The chunks of files the query names first (best scored first), then the rest in their order.
 
-    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands.
+    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands, and at least
+    the share of the query that ``naming`` (the words that named its file) answer: a chunk of yesterday's log
+    answers "yesterday" in "what did I work on yesterday?" whether or not it says "yesterday".
     """
     if not named:
         return ranked
     fused = {item.row.id: item for item in ranked}
     ids = {row.id for row in named}
-    first = [fused.get(row.id) or Ranked(row, s, text_score=s) for row in named for s in [keyword_score(row, weights)]]
+    least = soft_cap(naming_share(weights, naming))
+    first = [fused.get(row.id) or Ranked(row, s, text_score=s) for row in named for s in [max(keyword_score(row, weights), least)]]
     first.sort(key=lambda item: -item.score)  # stable: file and line order among equals
     return first + [item for item in ranked if item.row.id not in ids]
 

@@ -1,0 +1,73 @@
+"""A query that names a day relative to today ("yesterday", "gestern", "昨日") names that day's log, as its date
+would: the log's chunks rank first."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memdex.memory_core import MemoryEngine
+from memdex.memory_core.search.relative_days import named_days
+
+MakeEngine = Callable[..., MemoryEngine]
+KEYWORD = {"provider": "none"}
+DAY = dt.date(2026, 11, 20)
+
+
+@pytest.mark.parametrize(
+    ("query", "days_back", "words"),
+    [
+        ("What did I work on yesterday?", [1], ["yesterday"]),
+        ("Today's standup", [0], ["Today"]),
+        ("what happened the day before yesterday", [2], ["the day before yesterday"]),  # not also yesterday
+        ("yesterday and today", [1, 0], ["yesterday", "today"]),
+        ("Was habe ich gestern gemacht?", [1], ["gestern"]),
+        ("Qu’est-ce que j’ai fait aujourd’hui ?", [0], ["aujourd'hui"]),  # a typographic apostrophe too
+        ("¿Qué hice ayer?", [1], ["ayer"]),
+        ("Что было вчера?", [1], ["вчера"]),
+        ("昨日の会議", [1], ["昨日"]),
+        ("一昨日の会議", [2], ["一昨日"]),
+        ("昨天做了什么", [1], ["昨天"]),
+        ("어제는 뭐 했어?", [1], ["어제"]),  # a particle after the word
+    ],
+)
+def test_a_word_for_a_day_names_its_date(query: str, days_back: list[int], words: list[str]) -> None:
+    days = [(DAY - dt.timedelta(days=n)).isoformat() for n in days_back]
+    assert named_days(query, DAY) == (days, words)
+
+
+@pytest.mark.parametrize("query", ["todays plan", "a layer of paint", "hier ist der Schlüssel", "以前天气很好", "on Friday"])
+def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
+    assert named_days(query, DAY) == ([], [])
+
+
+@pytest.mark.both_stores
+async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    write("MEMORY.md", "# Memory\n\n- Work on the billing service goes through Dana.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        today = engine.today()
+        day = {n: (today - dt.timedelta(days=n)).isoformat() for n in (0, 1, 2)}
+        write(f"memory/{day[2]}.md", f"# {day[2]}\n\n- Reviewed the invoice renderer.\n")
+        write(f"memory/{day[1]}.md", f"# {day[1]}\n\n- Moved the backups to pgBackRest.\n")
+        write(f"memory/{day[0]}.md", f"# {day[0]}\n\n- Planned the load test.\n")
+        await engine.sync()
+        asked = await engine.search("What did I work on yesterday?")
+        assert [hit.path for hit in asked.results][:1] == [f"memory/{day[1]}.md"]
+        assert asked.results[0].score >= 0.5  # the log answers "yesterday", the half of the query that is rarest
+        assert [hit.path for hit in (await engine.search("Was war gestern?")).results][:1] == [f"memory/{day[1]}.md"]
+        assert [hit.path for hit in (await engine.search("今日の予定")).results][:1] == [f"memory/{day[0]}.md"]
+        # the rest of the query still chooses among the named log's chunks, and the other hits follow
+        both = await engine.search("what about the backups yesterday and the renderer")
+        assert [hit.path for hit in both.results][:2] == [f"memory/{day[1]}.md", f"memory/{day[2]}.md"]
+        # a day with no log names nothing: the query is searched as it is
+        older = await engine.search("What did I do the day before yesterday?")
+        assert [hit.path for hit in older.results][:1] == [f"memory/{day[2]}.md"]
+        (Path(engine.settings.workspace) / f"memory/{day[2]}.md").unlink()
+        await engine.sync()
+        gone = await engine.search("What did I do the day before yesterday?")
+        assert all(hit.path != f"memory/{day[2]}.md" for hit in gone.results)
