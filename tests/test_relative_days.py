@@ -71,3 +71,24 @@ async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
         await engine.sync()
         gone = await engine.search("What did I do the day before yesterday?")
         assert all(hit.path != f"memory/{day[2]}.md" for hit in gone.results)
+
+
+@pytest.mark.both_stores
+async def test_the_chunks_of_a_named_log_stay_in_the_order_of_what_they_answer(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """Each chunk of yesterday's log answers "yesterday"; the one that also says more of what was asked comes first,
+    though it comes later in the log."""
+    async with make_engine(embedding=KEYWORD, chunking={"tokens": 64, "overlap": 0}) as engine:
+        day = (engine.today() - dt.timedelta(days=1)).isoformat()
+        filler = "".join(f"- Routine item {n}: tidied the desk and read the news.\n" for n in range(8))
+        text = f"# {day}\n\n- A proposal for the offsite.\n{filler}- The quarterly pricing proposal went out to Dana.\n"
+        write(f"memory/{day}.md", text)
+        write("memory/2020-01-01.md", "# 2020-01-01\n\n- Nothing about it.\n")
+        for n in range(4):  # other days, so that "proposal" and "pricing" are rare words
+            write(f"memory/2020-02-0{n + 1}.md", f"# 2020-02-0{n + 1}\n\n- Cleaned the garage, day {n}.\n")
+        await engine.sync()
+        hits = (await engine.search("the quarterly pricing proposal yesterday")).results
+        assert [hit.path for hit in hits][:2] == [f"memory/{day}.md"] * 2
+        assert "pricing proposal" in hits[0].snippet and "offsite" in hits[1].snippet
+        assert hits[0].score > hits[1].score

@@ -122,9 +122,9 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
 
 
 def naming_share(weights: TermWeights, names: Iterable[str]) -> float:
-    """The share of the whole query that the words which named a file answer, weighed as :func:`answer_share`
-    weighs words (one no chunk holds as the rarest, since a name need not be written in its file): a chunk of
-    yesterday's log answers "yesterday" whether or not it says so."""
+    """The share of the whole query that ``names`` answer (the words which named a file, and a chunk of it),
+    weighed as :func:`answer_share` weighs words, one no chunk holds as the rarest, since a name need not be
+    written in its file: a chunk of yesterday's log answers "yesterday" whether or not it says so."""
     missing = sum(1 for weight in weights.weights if weight <= 0)
     each = [weight if weight > 0 else weights.missing / missing for weight in weights.weights]
     total = sum(each)

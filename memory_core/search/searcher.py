@@ -406,16 +406,20 @@ def _index_warnings(status: IndexStatus) -> list[str]:
 def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeights, naming: Sequence[str]) -> list[Ranked]:
     """The chunks of files the query names first (best scored first), then the rest in their order.
 
-    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands, and at least
-    the share of the query that ``naming`` (the words that named its file) answer: a chunk of yesterday's log
-    answers "yesterday" in "what did I work on yesterday?" whether or not it says "yesterday".
+    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands, or the share
+    of the query that it and ``naming`` (the words that named its file) answer together, if larger: a chunk of
+    yesterday's log answers "yesterday" in "what did I work on yesterday?" whether or not it says "yesterday",
+    and one that also says what was worked on answers more.
     """
     if not named:
         return ranked
     fused = {item.row.id: item for item in ranked}
     ids = {row.id for row in named}
-    least = soft_cap(naming_share(weights, naming))
-    first = [fused.get(row.id) or Ranked(row, s, text_score=s) for row in named for s in [max(keyword_score(row, weights), least)]]
+    first = [
+        fused.get(row.id) or Ranked(row, s, text_score=s)
+        for row in named
+        for s in [max(keyword_score(row, weights), soft_cap(naming_share(weights, [*naming, row.text])))]
+    ]
     first.sort(key=lambda item: -item.score)  # stable: file and line order among equals
     return first + [item for item in ranked if item.row.id not in ids]
 
