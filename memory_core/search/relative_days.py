@@ -24,7 +24,7 @@ DAYS_BACK: dict[str, int] = {
     "eergisteren": 2, "gisteren": 1, "vandaag": 0,  # Dutch
     "позавчера": 2, "вчера": 1, "сегодня": 0,  # Russian
     "그저께": 2, "어제": 1, "오늘": 0,  # Korean (a particle may follow: 어제는)
-    "一昨日": 2, "おととい": 2, "昨日": 1, "今日": 0,  # Japanese
+    "一昨日": 2, "昨日": 1, "今日": 0,  # Japanese
     "昨天": 1, "今天": 0,  # Chinese
 }  # fmt: skip
 # Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs.
@@ -37,14 +37,10 @@ _PATTERN = re.compile(
     re.IGNORECASE,
 )
 
-def named_days(text: str, today: dt.date) -> tuple[list[str], list[str]]:
-    """The days (``YYYY-MM-DD``) ``text`` names relative to ``today``, and the words that name them, as written."""
+def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
+    """Each day (``YYYY-MM-DD``) ``text`` names relative to ``today``, with the word that names it as written."""
     query = unicodedata.normalize("NFC", text).replace("’", "'")
-    days: list[str] = []
-    words: list[str] = []
-    for match in _PATTERN.finditer(query):
-        day = (today - dt.timedelta(days=DAYS_BACK[match.group(0).lower()])).isoformat()
-        if day not in days:
-            days.append(day)
-        words.append(match.group(0))
-    return days, words
+    return [
+        ((today - dt.timedelta(days=DAYS_BACK[match.group(0).lower()])).isoformat(), match.group(0))
+        for match in _PATTERN.finditer(query)
+    ]

@@ -216,7 +216,7 @@ class Searcher:
             ranked_as = _repeated({term: (query_terms(hints[term])[0] if term in hints else term,) for term in held}, held)
             found.terms = list(ranked_as)
             found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts)
-            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today)
+            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
             return ranked_by
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
@@ -305,6 +305,7 @@ class Searcher:
         chunks: int,
         where: SearchFilter | None,
         today: dt.date,
+        weights: TermWeights,
     ) -> tuple[list[ChunkRow], list[str]]:
         """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set),
         a daily log by its date or by a word for a day relative to ``today`` ("yesterday": :mod:`.relative_days`).
@@ -313,16 +314,22 @@ class Searcher:
         file's first ``k`` chunks may not hold them). When they hold none of it, or the query is only names
         ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order. Also the query's words
         that named them.
+
+        A word for a day names its log only when it is ``min_share`` of the query or more (by ``weights``, as
+        abstention weighs words): "yesterday" in "what did I work on yesterday?" does, "today's" in a long
+        question on "the standard method of finding information in today's libraries" does not.
         """
         ops = self.index.ops
         version = ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
             self._names = (version, NameIndex(ops.file_paths(conn)))
-        days, day_words = named_days(text, today)
-        paths, names = self._names[1].naming(" ".join([text, *days]))
+        days = named_days(text, today)
+        if days and naming_share(weights, [word for _, word in days]) < self.query.min_share:
+            days = []
+        paths, names = self._names[1].naming(" ".join([text, *(day for day, _ in days)]))
         if not paths:
             return [], []
-        naming = [*names, *day_words]
+        naming = [*names, *(word for day, word in days if day in names)]
         named_terms = term_repeats(" ".join(naming))
         asked = {term: times for term, times in repeats.items() if term not in named_terms}
         within = replace(where or SearchFilter(), paths=tuple(paths))
