@@ -39,7 +39,9 @@ def test_a_word_for_a_day_names_its_date(query: str, days_back: list[int], words
     assert named_days(query, DAY) == list(zip(days, words, strict=True))
 
 
-@pytest.mark.parametrize("query", ["todays plan", "a layer of paint", "hier ist der Schlüssel", "以前天气很好", "on Friday"])
+@pytest.mark.parametrize(
+    "query", ["todays plan", "a layer of paint", "hier ist der Schlüssel", "以前天气很好", "on Friday", "date.today() bug", "today()"]
+)
 def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
     assert named_days(query, DAY) == []
 

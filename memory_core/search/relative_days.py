@@ -31,7 +31,7 @@ DAYS_BACK: dict[str, int] = {
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _PATTERN = re.compile(
     "|".join(
-        re.escape(word) if _UNSPACED.search(word) else rf"(?<!\w){re.escape(word)}(?!\w)"
+        re.escape(word) if _UNSPACED.search(word) else rf"(?<![\w.]){re.escape(word)}(?![\w(])"  # not "date.today()"
         for word in sorted(DAYS_BACK, key=len, reverse=True)  # the longest first: a phrase before its words
     ),
     re.IGNORECASE,
