@@ -35,8 +35,8 @@ def porter_stem(word: str) -> str:
     if len(word) <= 2 or not (word.isascii() and word.isalpha()):
         return word
     stem = _final_y(_ed_ing(_plural(word)))
-    for rules, condition in _DERIVATIONS:
-        stem = _derivation(stem, rules, condition)
+    for rules in (_STEP2, _STEP3, _STEP4):
+        stem = _derivation(stem, rules)
     return _final_ll(_final_e(stem))
 
 
@@ -113,39 +113,52 @@ def _final_ll(word: str) -> str:
     return word[:-1] if word.endswith("ll") and _measure(word[:-1]) > 1 else word
 
 
-def _derivation(word: str, rules: Rules, condition: Callable[[str], bool]) -> str:
+def _derivation(word: str, rules: Rules) -> str:
     """One of steps 2 to 4: the first rule whose suffix ends ``word`` (and is shorter) decides; its
-    replacement is made when what comes before the suffix meets ``condition`` (step 4's "ion" also needs an s
-    or t before it), else nothing changes."""
-    for suffix, replacement in rules:
+    replacement is made when what comes before the suffix meets the rule's condition, else nothing changes."""
+    for suffix, replacement, condition in rules:
         if len(word) > len(suffix) and word.endswith(suffix):
             stem = word[: -len(suffix)]
-            met = condition(stem) and (suffix != "ion" or stem.endswith(("s", "t")))
-            return stem + replacement if met else word
+            return stem + replacement if condition(stem) else word
     return word
 
 
-Rules = tuple[tuple[str, str], ...]
-# Steps 2 to 4, each rule as SQLite lists it (mkportersteps.tcl): tried in this order, which within the rules
-# that share a second-last letter is SQLite's, the only order in which two suffixes can both end a word.
-_STEP2: Rules = (
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("logi", "log"),
-    ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
-    ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
-    ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+def _m_above_0(stem: str) -> bool:
+    return _measure(stem) > 0
+
+
+def _m_above_1(stem: str) -> bool:
+    return _measure(stem) > 1
+
+
+def _m_above_1_after_s_or_t(stem: str) -> bool:
+    """Step 4's condition for "ion": m > 1, and an s or t before it."""
+    return _m_above_1(stem) and stem.endswith(("s", "t"))
+
+
+Rules = tuple[tuple[str, str, Callable[[str], bool]], ...]  # (suffix, replacement, condition on what precedes it)
+# Steps 2 to 4, each rule with its condition as SQLite lists them (mkportersteps.tcl): tried in this order, which
+# within the rules that share a second-last letter is SQLite's, the only order in which two suffixes can both end
+# a word.
+_STEP2: Rules = tuple(
+    (suffix, replacement, _m_above_0)
+    for suffix, replacement in (
+        ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("logi", "log"),
+        ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
+        ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
+        ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+    )
 )  # fmt: skip
-_STEP3: Rules = (
-    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
+_STEP3: Rules = tuple(
+    (suffix, replacement, _m_above_0)
+    for suffix, replacement in (
+        ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
+    )
 )  # fmt: skip
 _STEP4: Rules = tuple(
-    (suffix, "")
+    (suffix, "", _m_above_1_after_s_or_t if suffix == "ion" else _m_above_1)
     for suffix in (
         "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
         "iti", "ous", "ive", "ize",
     )
 )  # fmt: skip
-_DERIVATIONS: tuple[tuple[Rules, Callable[[str], bool]], ...] = (
-    (_STEP2, lambda stem: _measure(stem) > 0),
-    (_STEP3, lambda stem: _measure(stem) > 0),
-    (_STEP4, lambda stem: _measure(stem) > 1),
-)
