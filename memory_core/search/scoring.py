@@ -117,18 +117,22 @@ def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
     with the memory scores low (coverage leaves them out so that a typo does not lower every score). An
     answer of several short notes can answer a long question that none of them answers alone. Terms are
     held as the index holds them: "database" is answered by a note that says "databases"."""
-    total = sum(weights.weights) + weights.missing
-    return _held(weights.indexed, weights.weights, _indexed(texts)) / total if total > 0 else 0.0
+    return _query_share(weights, weights.weights, texts)
 
 
 def naming_share(weights: TermWeights, names: Iterable[str]) -> float:
     """The share of the whole query that ``names`` answer (the words which named a file, and a chunk of it),
-    weighed as :func:`answer_share` weighs words, one no chunk holds as the rarest, since a name need not be
-    written in its file: a chunk of yesterday's log answers "yesterday" whether or not it says so."""
+    as :func:`answer_share`, but a word no chunk holds counts when they hold it, weighed as the rarest, since a
+    name need not be written in its file: a chunk of yesterday's log answers "yesterday" whether or not it says so."""
     missing = sum(1 for weight in weights.weights if weight <= 0)
-    each = [weight if weight > 0 else weights.missing / missing for weight in weights.weights]
-    total = sum(each)
-    return _held(weights.indexed, each, _indexed(names)) / total if total > 0 else 0.0
+    return _query_share(weights, [weight if weight > 0 else weights.missing / missing for weight in weights.weights], names)
+
+
+def _query_share(weights: TermWeights, held_weights: Sequence[float], texts: Iterable[str]) -> float:
+    """The weight of the query's terms ``texts`` hold (each weighed as ``held_weights`` says) over the whole query's,
+    the words no chunk holds counted as the rarest."""
+    total = sum(weights.weights) + weights.missing
+    return _held(weights.indexed, held_weights, _indexed(texts)) / total if total > 0 else 0.0
 
 
 def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
