@@ -31,6 +31,7 @@ from .relative_days import named_days
 from .rerank import Reranker, open_reranker, rerank_order
 from .scoring import TermWeights, naming_share, soft_cap, weigh_terms
 from .snippets import Window, fit, to_hit
+from .written_dates import written_dates
 
 
 @dataclass(frozen=True)
@@ -308,14 +309,15 @@ class Searcher:
         weights: TermWeights,
     ) -> tuple[list[ChunkRow], list[str]]:
         """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set),
-        a daily log by its date or by a word for a day relative to ``today`` ("yesterday": :mod:`.relative_days`).
+        a daily log by its date, by its date as people write it ("November 19": :mod:`.written_dates`) or by a
+        word for a day relative to ``today`` ("yesterday": :mod:`.relative_days`).
 
         The best chunks of those files for the rest of the query, by BM25 as the keyword side ranks (a long
         file's first ``k`` chunks may not hold them). When they hold none of it, or the query is only names
         ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order. Also the query's words
         that named them.
 
-        A word for a day names its log only when it is ``min_share`` of the query or more (by ``weights``, as
+        Those words name their logs only when they are ``min_share`` of the query or more (by ``weights``, as
         abstention weighs words): "yesterday" in "what did I work on yesterday?" does, "today's" in a long
         question on "the standard method of finding information in today's libraries" does not.
         """
@@ -323,13 +325,13 @@ class Searcher:
         version = ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
             self._names = (version, NameIndex(ops.file_paths(conn)))
-        days = named_days(text, today)
-        if days and naming_share(weights, [word for _, word in days]) < self.query.min_share:
+        days = [*named_days(text, today), *written_dates(text, today)]
+        if days and naming_share(weights, list(dict.fromkeys(word for _, word in days))) < self.query.min_share:
             days = []
         paths, names = self._names[1].naming(" ".join([text, *(day for day, _ in days)]))
         if not paths:
             return [], []
-        naming = [*names, *(word for day, word in days if day in names)]
+        naming = list(dict.fromkeys([*names, *(word for day, word in days if day in names)]))
         named_terms = term_repeats(" ".join(naming))
         asked = {term: times for term, times in repeats.items() if term not in named_terms}
         within = replace(where or SearchFilter(), paths=tuple(paths))
