@@ -45,6 +45,7 @@ _OF = r"(?:(?:of|de)\s+)?"  # "13th of October", "19 de noviembre de 2026"
 _NOT_A_VERB = r"(?:(?<!may)|(?<=may)(?=\s*(?:[,.;:!?)]|$)))"
 _WORD_START = r"(?<![\w.,/-])"  # not inside a word or a number
 _NUMBER_START = r"(?<![\d.,/\-A-Za-z_])"  # not inside a number or a Latin word: "会議は2026/11/19", "在11月19日"
+_DIGIT = re.compile(r"\d")
 # Each form of a date: a month's name with a day (and maybe a year), with its year alone, or numbers with a year.
 _FORMS = [
     re.compile(start + pattern, re.IGNORECASE)
@@ -64,6 +65,8 @@ _FORMS = [
 def written_dates(text: str, today: dt.date) -> list[tuple[str, str]]:
     """Each day (``YYYY-MM-DD``) ``text`` names by a written date, with the date as written, in order; a month
     with its year gives each of its days with the same words."""
+    if not _DIGIT.search(text):  # every form holds a number: most queries are done here
+        return []
     query = unicodedata.normalize("NFC", text)
     found: list[tuple[int, int, list[dt.date]]] = []
     for form in _FORMS:
