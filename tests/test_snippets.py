@@ -16,7 +16,7 @@ from memdex.memory_core.search.ranking import Ranked
 from memdex.memory_core.search.snippets import LineScorer, best_window, fit, to_hit
 from memdex.memory_core.stores.records import ChunkRow
 from memdex.memory_core.text.chunking import text_cost
-from memdex.memory_core.text.terms import query_terms
+from memdex.memory_core.text.terms import query_terms, term_keys
 
 pytestmark = pytest.mark.both_stores
 
@@ -60,6 +60,44 @@ def test_a_rare_term_outweighs_a_common_one() -> None:
     text = "\n".join(lines)
     window = best_window(text, 1, 30, LineScorer(["like", "camping"], [text]), 200)
     assert "I like camping" in window.text
+
+
+def test_a_word_the_whole_memory_holds_often_weighs_less_than_the_lines_alone_say() -> None:
+    """Among these lines "doing" is rare and "volunteer" common; in the memory it is the other way round. The
+    lines alone show "doing"; with the memory's weights the window shows the volunteering."""
+    lines = [FILLER] * 24
+    lines[3] = "- **John**: I'm doing fine, busy week"
+    for at in (12, 16, 20):
+        lines[at] = "- **Maria**: I volunteer at the shelter on Fridays"
+    lines[18] = "- **John**: I started to volunteer as a mentor at the school"
+    text = "\n".join(lines)
+    terms = ["doing", "volunteer"]
+    alone = best_window(text, 1, 24, LineScorer(terms, [text]), 200)
+    memory = {key: weight for term, weight in (("doing", 0.2), ("volunteer", 3.0)) for key in term_keys(term)}
+    weighed = best_window(text, 1, 24, LineScorer(terms, [text], memory), 200)
+    assert "doing fine" in alone.text and "volunteer" not in alone.text
+    assert "volunteer" in weighed.text and "doing fine" not in weighed.text
+
+
+async def test_a_snippet_weighs_words_by_the_whole_memory_too(
+    make_engine: Callable[..., MemoryEngine], write: Callable[[str, str], Path]
+) -> None:
+    """End to end: "doing" is in every note, "volunteer" in one log, where it is on several lines; the snippet
+    shows the volunteering, not the one line of that log that says "doing"."""
+    for day in range(1, 29):
+        write(f"memory/2026-02-{day:02}.md", f"# 2026-02-{day:02}\n\n- **Sam**: what are you doing today, day {day}?\n")
+    lines = ["# 2026-03-02", ""] + [FILLER] * 24
+    lines[4] = "- **John**: I'm doing fine, busy week"
+    for at in (14, 18, 22):
+        lines[at] = "- **Maria**: I volunteer at the shelter on Fridays"
+    lines[20] = "- **John**: I started to volunteer as a mentor at the school"
+    write("memory/2026-03-02.md", "\n".join(lines) + "\n")
+    async with make_engine() as engine:
+        await engine.sync()
+        answer = await engine.search("what is John doing as a volunteer?", max_results=1, max_chars=200)
+        (top,) = answer.results
+        assert top.path == "memory/2026-03-02.md"
+        assert "volunteer as a mentor" in top.snippet and "doing fine" not in top.snippet
 
 
 def test_a_short_chunk_is_returned_whole_and_a_long_line_is_cut_around_its_match() -> None:

@@ -69,6 +69,14 @@ class TermWeights:
     # for abstention and for BM25 computed here
     indexed: tuple[frozenset[str], ...] = ()
 
+    def by_key(self) -> dict[str, float]:
+        """Each held term's weight under each of its match keys (the larger, where two terms share a key)."""
+        found: dict[str, float] = {}
+        for keys, weight in zip(self.keys, self.weights, strict=True):
+            for key in keys:
+                found[key] = max(found.get(key, 0.0), weight)
+        return found
+
 
 def weigh_terms(
     terms: Sequence[str], counts: Mapping[str, int], total: int, repeats: Mapping[str, int] | None = None

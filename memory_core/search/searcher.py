@@ -149,7 +149,9 @@ class Searcher:
             ranked, reranked = await self._reranked(self.reranker, request.text, ranked, warnings)
         named = {row.id for row in found.named}
         ranked = await self._read_on(_named_first(ranked, found.named, weights, found.naming)[:limit])
-        chosen, left_out = fit(ranked, found.terms, request.max_chars, q.snippet_chars, explain=request.explain)
+        chosen, left_out = fit(
+            ranked, found.terms, request.max_chars, q.snippet_chars, memory_weights=weights.by_key(), explain=request.explain
+        )
         if request.explain:
             places = _Places(found, named, reranked, q, today)
             hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]

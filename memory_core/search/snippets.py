@@ -2,8 +2,8 @@
 
 A chunk holds ~1,600 characters and the line that answers a question is rarely its first, so a
 snippet is not the chunk's head: it is the run of whole lines that scores highest for the query's
-terms (each term weighted by how rare it is among the candidates' lines, so "like" counts for
-little and "camping" for much), widened with the lines around it while it fits. The answer as a
+terms (each term weighted by how rare it is among the candidates' lines and in the whole memory, so
+"like" counts for little and "camping" for much), widened with the lines around it while it fits. The answer as a
 whole keeps within a character budget, filled best hit first; the top hit is always shown, and what
 the hits leave of the budget shows more of the best ones.
 
@@ -19,7 +19,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..limits import ANSWER_JSON_CHARS, EXPLAIN_FIELDS_CHARS, MIN_SNIPPET_CHARS, RESULT_FIELDS_CHARS
@@ -43,12 +43,15 @@ class Window:
 
 
 class LineScorer:
-    """Scores a line by the query terms it holds, each weighted by its rarity among the given lines.
+    """Scores a line by the query terms it holds, each weighted by its rarity among the given lines and, when
+    ``memory_weights`` gives it (a match key's weight in the whole index), in the memory: the geometric mean of
+    the two. The lines alone misjudge a word that the candidates share and the memory does not: among the logs
+    of one month "volunteer" is on many lines and "doing" on few, so the lines alone showed "doing".
 
     Terms match by match keys, as coverage does; a term that no line holds so matches as the index matches it
     (:func:`..text.terms.term_index_keys`): "invoice" finds the line that says "invoices", which FTS5 found."""
 
-    def __init__(self, terms: Sequence[str], texts: Iterable[str]) -> None:
+    def __init__(self, terms: Sequence[str], texts: Iterable[str], memory_weights: Mapping[str, float] | None = None) -> None:
         lines = [line for text in texts for line in text.split("\n")]
         self.terms = frozenset[str]().union(*map(term_keys, terms))
         self.forms: frozenset[str] = frozenset()
@@ -61,7 +64,12 @@ class LineScorer:
         for line in lines:
             for term in self._held[line]:
                 counts[term] += 1
-        self.weights = {term: math.log(1.0 + (len(lines) + 1) / (count + 1)) for term, count in counts.items()}
+        in_memory = memory_weights or {}
+        self.weights = {
+            term: math.sqrt(local * in_memory[term]) if in_memory.get(term, 0.0) > 0 else local
+            for term, count in counts.items()
+            for local in [math.log(1.0 + (len(lines) + 1) / (count + 1))]
+        }
 
     def held(self, line: str) -> frozenset[str]:
         """The query terms ``line`` holds (remembered: every line is looked at more than once)."""
@@ -252,9 +260,16 @@ def _cut_sentence(line: str, scorer: LineScorer, max_chars: int) -> str:
 
 
 def fit(
-    items: Sequence[Ranked], terms: Sequence[str], budget: int, snippet_chars: int, *, explain: bool = False
+    items: Sequence[Ranked],
+    terms: Sequence[str],
+    budget: int,
+    snippet_chars: int,
+    *,
+    memory_weights: Mapping[str, float] | None = None,
+    explain: bool = False,
 ) -> tuple[list[tuple[Ranked, Window]], int]:
-    """Windows for ``items`` (best first) whose texts total at most ``budget`` characters.
+    """Windows for ``items`` (best first) whose texts total at most ``budget`` characters; lines are scored by
+    :class:`LineScorer`, with ``memory_weights``.
 
     Each snippet gets up to ``snippet_chars``. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
     left, the remaining items are left out; their number is returned beside the hits. The first hit
@@ -263,7 +278,7 @@ def fit(
     the snippets and every hit's other fields (with ``explain``, its explanation too) stay within
     ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the host.
     """
-    scorer = LineScorer(terms, (item.row.text for item in items))
+    scorer = LineScorer(terms, (item.row.text for item in items), memory_weights)
     chosen: list[tuple[Ranked, Window]] = []
     used = sent = fields = 0  # the snippets' weighted size, their size as sent, the hits' other fields
     for place, item in enumerate(items):
