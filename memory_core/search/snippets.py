@@ -3,9 +3,9 @@
 A chunk holds ~1,600 characters and the line that answers a question is rarely its first, so a
 snippet is not the chunk's head: it is the run of whole lines that scores highest for the query's
 terms (each term weighted by how rare it is among the candidates' lines and in the whole memory, so
-"like" counts for little and "camping" for much), widened with the lines around it while it fits. The answer as a
-whole keeps within a character budget, filled best hit first; the top hit is always shown, and what
-the hits leave of the budget shows more of the best ones.
+"like" counts for little and "camping" for much), widened with the lines around it while it fits.
+The answer as a whole keeps within a character budget, filled best hit first; the top hit is always
+shown, and what the hits leave of the budget shows more of the best ones.
 
 Sizes are weighted characters (:func:`~..text.chunking.text_cost`): what the agent pays for in tokens, so a
 CJK character counts four. A line too long to show whole (CJK notes often hold a paragraph per line) is
@@ -64,12 +64,10 @@ class LineScorer:
         for line in lines:
             for term in self._held[line]:
                 counts[term] += 1
-        in_memory = memory_weights or {}
-        self.weights = {
-            term: math.sqrt(local * in_memory[term]) if in_memory.get(term, 0.0) > 0 else local
-            for term, count in counts.items()
-            for local in [math.log(1.0 + (len(lines) + 1) / (count + 1))]
-        }
+        local = {term: math.log(1.0 + (len(lines) + 1) / (count + 1)) for term, count in counts.items()}
+        memory = memory_weights or {}
+        self.weights = {term: math.sqrt(weight * memory[term]) if memory.get(term, 0.0) > 0 else weight
+                        for term, weight in local.items()}  # fmt: skip
 
     def held(self, line: str) -> frozenset[str]:
         """The query terms ``line`` holds (remembered: every line is looked at more than once)."""
