@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 import sqlite3
 from collections.abc import Iterator
 
@@ -195,6 +197,33 @@ def test_full_width_and_half_width_forms_fold() -> None:
 
 def test_letters_and_digits_alone_are_not_identifiers() -> None:
     assert index_text("H2O and 3D and mRNA").split() == ["H2O", "and", "3D", "and", "mRNA", "m", "RNA"]
+
+
+def _camel_parts_by_plain_pattern(text: str) -> str:
+    """The camelCase parts as the plain definition of a boundary finds them, scanning from every letter."""
+    pieces, done = [], 0
+    for match in re.finditer(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z]", text):
+        start, end = match.start(), match.end()
+        if start < done:
+            continue
+        while start > done and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        parts = re.split(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])", text[start:end])
+        pieces += [text[done:end], " ", " ".join(parts), " "]
+        done = end
+    return "".join(pieces) + text[done:]
+
+
+def test_camel_case_boundaries_are_found_wherever_they_stand() -> None:
+    """The scan that skips to capitals finds every boundary the plain pattern finds: at a text's start and end,
+    after digits, in runs of capitals, next to accented letters, underscores and punctuation."""
+    rng = random.Random(7)
+    alphabet = ["a", "z", "B", "Q", "0", "9", "_", "-", " ", ".", "\n", "é", "Ü", "HTTP", "Server", "getX", "V2"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
+    for text in [*texts, "aB", "ABc", "1Ab", "ÜBerlin", "iPhone XMLHttpRequest", "x_yZ"]:
+        assert index_text(text) == _camel_parts_by_plain_pattern(text), text
 
 
 @pytest.mark.parametrize(

