@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from memdex.memory_core.stores.postgres.tokens import POSITION_BITS
+from memdex.memory_core.stores.sqlite.tokens import POSITION_BITS
 
 _names = itertools.count(1)
 

@@ -17,6 +17,7 @@ from memdex.memory_core.stores.records import FileState
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite import schema
 from memdex.memory_core.stores.sqlite.ops import match_expression
+from memdex.memory_core.stores.sqlite.tokens import phrases
 from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.text.terms import query_terms
 from memdex.memory_core.textutil import sha256_hex
@@ -82,7 +83,8 @@ def test_term_weights_count_each_terms_chunks(matches: Any) -> None:
     conn, statements = matches
     statements.clear()
     rows, weights = keyword.keyword_candidates(store, conn, ["standup", "kafka", "grafana", "absent"], 10, 60)
-    assert len(rows) == 10 and sum("count(*)" in s for s in statements) == 4
+    assert len(rows) == 10
+    assert sum("SELECT doc FROM" in s for s in statements) == 4 and not any("count(*)" in s for s in statements)
     assert weights.weights[0] < weights.weights[1] < weights.weights[2]  # in 60, 20 and 4 chunks
     assert weights.weights[3] == 0.0
     assert weights.bm25_scale == pytest.approx(bm25_idf(20, 60) + bm25_idf(4, 60))  # 'standup' is floored
@@ -98,3 +100,35 @@ def test_a_tiny_memory_still_gets_meaningful_keyword_scores(tmp_path: Path) -> N
     assert [h.row.start_line for h in hits] == [1, 2]
     assert 0.8 < hits[0].score < 1.0 and 0.1 < hits[1].score < 0.5  # 'backup' is in both chunks: it weighs less
     conn.close()
+
+
+def test_term_counts_are_the_chunks_each_term_matches_after_edits_and_deletes(tmp_path: Path) -> None:
+    """A term of one token is counted from FTS5's term list, a phrase by its matches: both give how many chunks
+    a search for the term matches, for stemmed forms, identifiers, CJK grams and folded accents, also once
+    chunks were replaced and deleted (the term list keeps no count of its own for a deleted chunk)."""
+    texts = ["deployed the billing-service, deploy again", "BillingV2Enabled flag", "postgres_url set", "café notes", "数据库迁移",
+             "deploys and deploying", "the lockfile"] * 3  # fmt: skip
+    conn = _index(tmp_path / "index.sqlite", texts)
+    kept = texts[:5]
+    with store.transaction(conn):
+        store.replace_file(conn, "MEMORY.md", "memory", FileState("h2", 0, 0), [Chunk(i + 1, i + 1, t, sha256_hex(t)) for i, t in enumerate(kept)])
+        store.replace_file(conn, "notes/other.md", "memory", FileState("h3", 0, 0), [Chunk(1, 1, "deploy again", sha256_hex("x"))])
+        store.delete_files(conn, ["notes/other.md"])
+    terms = ["deploy", "deployed", "billing", "billingv2enabled", "enabled", "postgres_url", "cafe", "café", "数据",
+             "lockfile", "nothing", "service"]  # fmt: skip
+    matched = {term: conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match_expression([term]),)).fetchone()[0]
+               for term in terms}  # fmt: skip
+    assert store.term_counts(conn, terms) == matched
+    assert matched["deploy"] == 1 and matched["lockfile"] == 0 and matched["postgres_url"] == 1 and matched["café"] == 1
+    # cut together, each term keeps its own tokens in their order
+    assert phrases(["url postgres", "postgres_url", "Deployed", "", "—"]) == {
+        "url postgres": ("url", "postgr"), "postgres_url": ("postgr", "url"), "Deployed": ("deploi",), "": (), "—": ()}  # fmt: skip
+
+
+def test_texts_holding_a_term_are_the_first_chunks_that_hold_it(tmp_path: Path) -> None:
+    """How the notes write a word: the texts of the first chunks (by id) a search for it matches, a phrase too."""
+    texts = ["the lockfile broke", "decisions made", "we decided", "postgres url", "the decision on POSTGRES_URL", "decisions"]
+    conn = _index(tmp_path / "index.sqlite", texts)
+    assert store.texts_holding(conn, "decision", 2) == ["decisions made", "the decision on POSTGRES_URL"]
+    assert store.texts_holding(conn, "postgres_url", 3) == ["postgres url", "the decision on POSTGRES_URL"]
+    assert store.texts_holding(conn, "nothing", 3) == []

@@ -24,11 +24,11 @@ from memdex.memory_core.stores.filters import SearchFilter
 from memdex.memory_core.stores.postgres import ops as pg_store
 from memdex.memory_core.stores.postgres import postings
 from memdex.memory_core.stores.postgres import schema as pg_schema
-from memdex.memory_core.stores.postgres import tokens as fts_tokens
 from memdex.memory_core.stores.postgres.connection import PgConn, follow_live
 from memdex.memory_core.stores.records import FileChange, FileState
 from memdex.memory_core.stores.sqlite import ops as store
 from memdex.memory_core.stores.sqlite import schema
+from memdex.memory_core.stores.sqlite import tokens as fts_tokens
 from memdex.memory_core.text.chunking import Chunk
 from memdex.memory_core.text.segments import index_text
 from memdex.memory_core.text.terms import query_terms
@@ -118,6 +118,7 @@ def test_keyword_ranking_and_term_counts_equal_sqlite_fts5(tmp_path: Path, pg: A
         if rng.random() < 0.2:
             terms.append("postgres_url")
         assert pg_store.term_counts(pg, terms) == store.term_counts(lite, terms)
+        assert pg_store.texts_holding(pg, terms[0], 3) == store.texts_holding(lite, terms[0], 3)
         repeats = {term: rng.randint(1, 3) for term in terms}  # a term asked more than once weighs more
         for where in filters:
             for limit in (3, 10):

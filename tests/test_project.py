@@ -97,6 +97,8 @@ MAY_IMPORT = {
 }
 BASE_ORDER = ["limits", "errors", "textutil", "config_sections", "config", "models"]  # within base, each imports only those before it
 STORES = ("stores.sqlite", "stores.postgres")
+# The PostgreSQL store cuts its keyword terms with SQLite's own tokenizer, so both stores rank alike.
+SQLITE_PARTS_POSTGRES_RUNS = {("stores.postgres.postings", "stores.sqlite.tokens")}
 
 
 def _modules() -> dict[str, Path]:
@@ -160,7 +162,7 @@ def test_nothing_outside_a_store_imports_it() -> None:
         for imported in imports:
             store = next((s for s in STORES if imported.startswith(s + ".")), None)
             if store and not name.startswith(store + ".") and name != "stores.factory":
-                assert (name, imported) == ("stores.postgres.tokens", "stores.sqlite.db"), f"{name} imports {imported}"
+                assert (name, imported) in SQLITE_PARTS_POSTGRES_RUNS, f"{name} imports {imported}"
 
 
 def test_memory_core_has_no_import_cycle() -> None:

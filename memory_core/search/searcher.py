@@ -386,7 +386,7 @@ def _repeated(words: dict[str, tuple[str, ...]], repeats: dict[str, int]) -> dic
 
 def _texts(ops: StoreOps, conn: Any, term: str) -> list[str]:
     """The texts of a few chunks that hold ``term`` (a word or a phrase): how the notes write it."""
-    return [row.text for row in ops.keyword_search(conn, [term], 3)]
+    return ops.texts_holding(conn, term, 3)
 
 
 def _is_term(word: str) -> bool:

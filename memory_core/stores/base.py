@@ -101,6 +101,11 @@ class StoreOps(Protocol):
         held (ties in term order). One read for them all."""
         ...
 
+    def texts_holding(self, conn: Any, term: str, limit: int) -> list[str]:
+        """The texts of ``limit`` chunks that hold ``term`` (a word or a phrase, as a search matches it), the first
+        by chunk id: how the notes write it, read without ranking every chunk that holds it."""
+        ...
+
     def keyword_search(
         self,
         conn: Any,

@@ -28,6 +28,7 @@ from .postings import keyword_search as keyword_search
 from .postings import term_counts as term_counts
 from .postings import terms_ending as terms_ending
 from .postings import terms_starting as terms_starting
+from .postings import texts_holding as texts_holding
 from .schema import CHUNK_COLUMNS, VECTOR_DIMS, filter_condition, vector_dims
 from .schema import read_meta as read_meta
 from .schema import write_meta as write_meta

@@ -14,7 +14,7 @@ from ...text.segments import index_text
 from ..base import ENDING_MIN
 from ..filters import SearchFilter, prefix_end
 from ..records import ChunkRow
-from . import tokens as fts_tokens
+from ..sqlite import tokens as fts_tokens
 from .connection import PgConn
 from .schema import CHUNK_COLUMNS, filter_condition
 
@@ -120,7 +120,7 @@ def term_counts(conn: PgConn, terms: Sequence[str]) -> dict[str, int]:
     """How many chunks hold each of ``terms`` (as a phrase, like FTS5): a token's count is the sum of its
     doclists' sizes, read from the primary key; a phrase's is counted from its matches."""
     found = dict.fromkeys(terms, 0)
-    tokens = {term: fts_tokens.phrase(term) for term in terms}
+    tokens = fts_tokens.phrases(terms)
     single: dict[str, list[str]] = {}  # a token -> the query terms that are it ("backup", "backups")
     for term, tok in tokens.items():
         if len(tok) == 1:
@@ -170,6 +170,16 @@ def terms_ending(conn: PgConn, suffixes: Sequence[str], limit: int) -> list[dict
     for n, term, held in rows:
         found[int(n) - 1][str(term)] = int(held)
     return found
+
+
+def texts_holding(conn: PgConn, term: str, limit: int) -> list[str]:
+    """The texts of ``limit`` chunks that hold ``term`` (as a phrase, like FTS5), the first by id, as the SQLite
+    store reads them: the term's postings without BM25."""
+    hits, params = _hits(conn, [term])
+    if not hits:
+        return []
+    sql = f"SELECT c.text FROM memdex_chunks c WHERE c.id IN (SELECT h.chunk_id FROM ({hits}) h ORDER BY 1 LIMIT %s) ORDER BY c.id"
+    return [str(text) for (text,) in conn.execute(sql, [*params, limit])]
 
 
 def keyword_search(

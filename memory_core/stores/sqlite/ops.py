@@ -36,6 +36,7 @@ from .cache import cached_vectors as cached_vectors
 from .cache import prune_cache as prune_cache
 from .schema import SCHEMA_VERSION as SCHEMA_VERSION
 from .schema import transaction as transaction
+from .tokens import phrases
 
 KEEPS_TEXT = False  # the index lives beside the files it indexes
 
@@ -315,9 +316,29 @@ def keyword_search(
     return _ranked(conn, match_expression(terms), limit, where)
 
 
+def texts_holding(conn: Any, term: str, limit: int) -> list[str]:
+    """The texts of ``limit`` chunks that hold ``term``, the first by id: FTS5 stops at the limit when it need not
+    rank (ranking by ``bm25()`` to keep 3 took 15 ms for a word held by 31,124 of 100k chunks)."""
+    sql = "SELECT c.text FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?) f JOIN chunks c ON c.id = f.rowid"
+    return [str(text) for (text,) in conn.execute(sql, (match_expression([term]), limit))]
+
+
 def term_counts(conn: Any, terms: Sequence[str]) -> dict[str, int]:
-    """How many chunks contain each of ``terms``."""
-    return {term: term_rows(conn, term) for term in terms}
+    """How many chunks contain each of ``terms``: a term of one token, FTS5's own count of the token (its term
+    list, ``fts5vocab``: a third of the time of counting the token's matches); a phrase, by counting its matches.
+
+    One lookup per token: a lookup of many tokens at once (``term IN (...)``, 60 or more) left the connection's
+    later ``bm25()`` searches 10 % slower for as long as it stayed open."""
+    cut = phrases(terms)
+    vocabulary = _vocabulary(conn) if terms else ""
+    counts: dict[str, int] = {}
+    for term in terms:
+        if len(tokens := cut[term]) == 1:
+            held = conn.execute(f"SELECT doc FROM {vocabulary} WHERE term = ?", tokens).fetchone()
+            counts[term] = int(held[0]) if held else 0
+        else:
+            counts[term] = term_rows(conn, term)
+    return counts
 
 
 def term_rows(conn: Any, term: str) -> int:

@@ -1,25 +1,25 @@
-"""Text cut into keyword terms exactly as the SQLite index's FTS5 cuts it, for stores that keep their own
-keyword index (PostgreSQL).
+"""Text cut into keyword terms by SQLite's own FTS5 tokenizer, away from any index: a query term's tokens, as
+the SQLite store counts a term (:func:`phrase`), and the postings of stores that keep their own keyword index
+(PostgreSQL).
 
 Keyword ranking must not depend on the store, and BM25 starts from which terms a text holds and how
 often: porter stemming over unicode61 folding. Rather than a look-alike, this runs SQLite's own
 tokenizer: texts are written into an in-memory FTS5 table and read back through ``fts5vocab``, each term
 with its positions, then rolled back. One in-memory database per thread.
 
-:func:`doclists` gives new chunks' postings already grouped as the store keeps them, a row per term per
-block of chunks, aggregated by SQLite (about 4,000 chunks a second); :func:`phrase` cuts a query term.
+:func:`doclists` gives new chunks' postings already grouped as the PostgreSQL store keeps them, a row per term
+per block of chunks, aggregated by SQLite (about 4,000 chunks a second); :func:`phrase` cuts a query term.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from ...text.terms import FTS_TOKENIZER
-from ..sqlite import db
+from . import db
 
 _local = threading.local()
 # A token's place is stored as one key, chunk_id << POSITION_BITS | its offset in the chunk, so a phrase's
@@ -75,8 +75,32 @@ def doclists(ids: Sequence[int], texts: Sequence[str], block_chunks: int) -> Doc
         conn.execute("ROLLBACK")
 
 
-@lru_cache(maxsize=4096)
+def phrases(terms: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each of ``terms`` as its tokens in order: FTS5 matches a quoted term as this phrase (one token, mostly).
+    Remembered; the terms not cut before are cut together, in one pass (a misspelt word's hints count some 300)."""
+    found = {term: kept for term in dict.fromkeys(terms) if (kept := _cut.get(term)) is not None}
+    if new := [term for term in dict.fromkeys(terms) if term not in found]:
+        places: dict[int, list[tuple[int, str]]] = {}  # a term's number in ``new`` -> (offset, token) of its tokens
+        conn = _connection()
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("INSERT INTO doc(rowid, text) VALUES (?, ?)", enumerate(new, start=1))
+            for at, offset, token in conn.execute("SELECT doc, offset, term FROM doc_terms"):
+                places.setdefault(at, []).append((offset, token))
+        finally:
+            conn.execute("ROLLBACK")
+        cut = {term: tuple(token for _, token in sorted(places.get(at, []))) for at, term in enumerate(new, start=1)}
+        if len(_cut) + len(cut) > _CUT_KEPT:
+            _cut.clear()
+        _cut.update(cut)
+        found |= cut
+    return found
+
+
 def phrase(term: str) -> tuple[str, ...]:
-    """A query term's tokens in order: FTS5 matches a quoted term as this phrase (one token, mostly)."""
-    rows = doclists([1], [term], 1).rows
-    return tuple(token for _, token in sorted((int(key), token) for token, *_, places in rows for key in places.split(",")))
+    """A query term's tokens in order (:func:`phrases`)."""
+    return phrases([term])[term]
+
+
+_CUT_KEPT = 16_384  # terms remembered, all threads together; forgotten all at once when full
+_cut: dict[str, tuple[str, ...]] = {}
