@@ -1,5 +1,5 @@
 """Text cut into keyword terms by SQLite's own FTS5 tokenizer, away from any index: a query term's tokens, as
-the SQLite store counts a term (:func:`phrase`), and the postings of stores that keep their own keyword index
+the SQLite store counts a term (:func:`phrases`), and the postings of stores that keep their own keyword index
 (PostgreSQL).
 
 Keyword ranking must not depend on the store, and BM25 starts from which terms a text holds and how
@@ -78,8 +78,9 @@ def doclists(ids: Sequence[int], texts: Sequence[str], block_chunks: int) -> Doc
 def phrases(terms: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """Each of ``terms`` as its tokens in order: FTS5 matches a quoted term as this phrase (one token, mostly).
     Remembered; the terms not cut before are cut together, in one pass (a misspelt word's hints count some 300)."""
-    found = {term: kept for term in dict.fromkeys(terms) if (kept := _cut.get(term)) is not None}
-    if new := [term for term in dict.fromkeys(terms) if term not in found]:
+    asked = list(dict.fromkeys(terms))
+    found = {term: kept for term in asked if (kept := _cut.get(term)) is not None}
+    if new := [term for term in asked if term not in found]:
         places: dict[int, list[tuple[int, str]]] = {}  # a term's number in ``new`` -> (offset, token) of its tokens
         conn = _connection()
         conn.execute("BEGIN")
