@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 
 from memdex.memory_core.text.segments import index_text, korean_stem
-from memdex.memory_core.text.terms import FTS_TOKENIZER, query_terms, stems, term_keys
+from memdex.memory_core.text.terms import FTS_TOKENIZER, key_counts, query_terms, stems, term_keys
 
 TEA = "用户喜欢喝乌龙茶，不喜欢咖啡。"
 NOTES = {
@@ -249,3 +250,18 @@ def test_python_matching_does_not_see_what_is_not_there() -> None:
     present = stems(TEA)
     assert not term_keys("红茶") <= present  # shares 茶, but not the bigram
     assert not term_keys("coffee") <= present
+
+
+def test_a_text_is_cut_into_the_terms_of_its_lines_as_fts5_cuts_it(fts: sqlite3.Connection) -> None:
+    """Python cuts a chunk line by line (a snippet's lines are then cut once, with their chunk): the same terms,
+    as many as FTS5 cuts from the whole text, in every script and with stems added after a line."""
+    rng = random.Random(3)
+    lines = [*NOTES.values(), "", "  ", "getX HTTPServer_v2 — done", "x\r"]
+    texts = ["\n".join(rng.choice(lines) for _ in range(rng.randint(1, 8))) for _ in range(200)]
+    fts.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, t, instance)")
+    for number, text in enumerate(texts):
+        assert key_counts(text) == sum((key_counts(line) for line in text.split("\n")), Counter()), text
+        fts.execute("INSERT INTO t(name, text) VALUES (?, ?)", (f"text {number}", index_text(text)))
+        rowid = fts.execute("SELECT max(rowid) FROM t").fetchone()[0]
+        (cut,) = fts.execute("SELECT count(*) FROM temp.terms WHERE doc = ? AND col = 'text'", (rowid,)).fetchone()
+        assert key_counts(text).total() == cut, text

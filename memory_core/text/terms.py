@@ -15,6 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import chain
 
 from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
@@ -132,10 +133,19 @@ def _keys(text: str, key: Callable[[str], str] = match_key) -> Iterator[str]:
     return map(key, _indexed_tokens(text))
 
 
-@lru_cache(maxsize=1024)  # both kinds of key are taken of the same texts and lines: segment each once
+@lru_cache(maxsize=1024)  # both kinds of key are taken of the same texts: segment each once
 def _indexed_tokens(text: str) -> tuple[str, ...]:
-    """The tokens the index cuts ``text`` into, lower-cased."""
-    return tuple(_tokens(index_text(text).lower()))
+    """The tokens the index cuts ``text`` into, lower-cased, line by line: no token spans a line break, so a
+    chunk's tokens are its lines' (in another order where a line adds stems after it: only sets and counts
+    are taken of them), and a snippet's lines, cut from a candidate's text, are segmented once, with it."""
+    if "\n" not in text:
+        return _line_tokens(text)
+    return tuple(chain.from_iterable(map(_line_tokens, text.split("\n"))))
+
+
+@lru_cache(maxsize=8192)  # the lines of a search's candidates (24 chunks of about 20 lines), with room
+def _line_tokens(line: str) -> tuple[str, ...]:
+    return tuple(_tokens(index_text(line).lower()))
 
 
 def _tokens(text: str) -> list[str]:
