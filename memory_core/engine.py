@@ -265,16 +265,14 @@ class MemoryEngine:
         self.syncer.sync_if_dirty()  # answer from the index as it is; the sync runs meanwhile
         try:
             status = await self.status()
-            answer, from_ram = await self.searcher.search(
-                request, status, vectors=self.vectors_ready, today=self.today()
-            )
+            searched = await self.searcher.search(request, status, vectors=self.vectors_ready, today=self.today())
         except StoreError:
             if self.index.damaged:
                 self.request_sync()  # it repairs the index from the Markdown
             raise
-        if not from_ram:
+        if not searched.from_ram:
             self.syncer.vectors.load_soon()
-        return await self._with_hashes(answer)
+        return await self._with_hashes(searched.answer, searched.hashes)
 
     def _check_reachable(self, where: SearchFilter | None) -> None:
         """InputError for a filter that no memory file here can pass, instead of a silent "no results": session
@@ -310,14 +308,16 @@ class MemoryEngine:
             return excerpt(rel, "memory", content, from_line, lines)
         return await _file_errors(lambda: read_excerpt(self.workspace.resolve(path), from_line, lines))
 
-    async def _with_hashes(self, answer: SearchAnswer) -> SearchAnswer:
-        """``answer`` with each memory hit's file hash as indexed (the hash memory_edit checks): one lookup in
-        the index, not a read of every file (that cost ~4 ms a search at 100k chunks). A file changed since it
-        was indexed makes an edit with it refused as stale; memory_get gives the hash on disk."""
+    async def _with_hashes(self, answer: SearchAnswer, known: dict[str, str]) -> SearchAnswer:
+        """``answer`` with each memory hit's file hash as indexed (the hash memory_edit checks), from ``known``
+        (read with the candidates) and, for the hits' other files (a vector hit's), one lookup in the index, not a
+        read of every file (that cost ~4 ms a search at 100k chunks). A file changed since it was indexed makes
+        an edit with it refused as stale; memory_get gives the hash on disk."""
         paths = sorted({hit.path for hit in answer.results if hit.source == "memory"})
         if not paths:
             return answer
-        indexed = await self.index.read(self.index.ops.file_hashes, paths)
+        missing = [path for path in paths if path not in known]
+        indexed = known | (await self.index.read(self.index.ops.file_hashes, missing) if missing else {})
         results = [
             hit.model_copy(update={"hash": indexed[hit.path][:HASH_CHARS] if hit.path in indexed else None})
             for hit in answer.results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -420,3 +421,16 @@ async def test_keyword_search_finds_new_files_while_their_vectors_are_still_bein
         answer = await engine.search("that database thing we picked", min_score=0.0)
     assert answer.mode == "hybrid" and answer.results[0].path == "MEMORY.md"
     assert (len(NOTES), len(NOTES), "files") in stages and stages[-1] == (len(NOTES), len(NOTES), "chunks embedded")
+
+
+async def test_every_memory_hit_carries_its_file_hash_vector_only_hits_too(notes: Path, index_path: Path) -> None:
+    """The hashes of the keyword candidates' files are read with them; a hit only the vector side found (its file
+    holds no word of the query) is looked up after: each hit has the hash memory_edit checks."""
+    async with MemoryEngine(_settings(notes, index_path), background_sync=False) as engine:
+        await engine.sync()
+        answer = await engine.search("that database thing we picked", min_score=0.0, max_results=4)
+    assert answer.mode == "hybrid" and len(answer.results) == 4
+    assert any(hit.text_score is None for hit in answer.results)  # a vector-only hit: not a keyword candidate's file
+    for hit in answer.results:
+        digest = hashlib.sha256((notes / hit.path).read_bytes()).hexdigest()
+        assert hit.hash is not None and digest.startswith(hit.hash), hit.path

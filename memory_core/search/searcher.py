@@ -60,6 +60,18 @@ class _Candidates:
     asked: TermWeights | None = None  # the query's own words, when the hints ranked in place of theirs
     query_vector: list[float] | None = None
     from_ram: bool = True
+    hashes: dict[str, str] = field(default_factory=dict)  # the keyword and named candidates' files -> hash as indexed
+
+
+@dataclass(frozen=True)
+class Searched:
+    """A search's answer; whether the vector side had to use sqlite-vec (the RAM copy of the vectors is not in
+    step: reload it); and the content hash, as indexed, of the files that its keyword and named candidates come
+    from, read with them (so an answer from those needs no lookup of its own for memory_edit's hashes)."""
+
+    answer: SearchAnswer
+    from_ram: bool
+    hashes: dict[str, str]
 
 
 class Searcher:
@@ -122,11 +134,8 @@ class Searcher:
             raise InputError(f"maxChars must be between {MIN_ANSWER_CHARS} and {MAX_ANSWER_CHARS} (got {budget})")
         return SearchRequest(text, limit, threshold, budget, None if where is None or where.empty else where, explain)
 
-    async def search(
-        self, request: SearchRequest, status: IndexStatus, *, vectors: bool, today: dt.date
-    ) -> tuple[SearchAnswer, bool]:
-        """Rank chunks for the request and cut their snippets to its budget; also says whether the
-        vector side had to use sqlite-vec (the RAM copy of the vectors is not in step: reload it)."""
+    async def search(self, request: SearchRequest, status: IndexStatus, *, vectors: bool, today: dt.date) -> Searched:
+        """Rank chunks for the request and cut their snippets to its budget."""
         q = self.query
         limit = request.limit
         depth = limit if self.reranker is None else max(limit, self.rerank.candidates)  # how many fused candidates to keep
@@ -174,7 +183,7 @@ class Searcher:
             model=provider.model if provider else None, warning="; ".join(warnings) or None,
             left_out=left_out, index_status=status,
         )
-        return answer, found.from_ram
+        return Searched(answer, found.from_ram, found.hashes)
 
     async def _candidates(
         self,
@@ -220,6 +229,8 @@ class Searcher:
             found.terms = list(ranked_as)
             found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts)
             found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
+            files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
+            found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}
             return ranked_by
 
         async def keyword_side() -> None:  # one trip to a reader for the lookups
