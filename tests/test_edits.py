@@ -72,12 +72,13 @@ async def test_an_edit_replaces_the_text_is_searchable_at_once_and_is_recorded(
         assert (entry.change.before, entry.change.after) == (read.hash, receipt.hash)
 
 
-async def test_a_keyword_search_reads_its_hits_hashes_with_its_candidates(make_engine: MakeEngine, workspace: Path) -> None:
+async def test_a_keyword_search_reads_its_hits_hashes_with_its_candidates(
+    make_engine: MakeEngine, workspace: Path, write: Write
+) -> None:
     """Each memory hit carries its file's hash as indexed, read in the trip to a reader the keyword side makes
     (a trip of its own cost about 0.5 ms of a 20 ms search at 100k chunks)."""
     for day in ("10", "11", "12"):
-        (workspace / "memory").mkdir(exist_ok=True)
-        (workspace / "memory" / f"2026-01-{day}.md").write_text(f"# 2026-01-{day}\n\n- deploy notes for day {day}\n")
+        write(f"memory/2026-01-{day}.md", f"# 2026-01-{day}\n\n- deploy notes for day {day}\n")
     async with make_engine() as engine:
         await engine.sync()
         read, reads = engine.index.read, []
