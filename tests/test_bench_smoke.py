@@ -43,6 +43,31 @@ def test_perf_runs_every_section_on_a_tiny_input(tmp_path: Path) -> None:
     assert result["machine"]["cores"] >= 1
 
 
+@needs_model
+def test_perf_ab_compares_a_commit_with_this_checkout(tmp_path: Path) -> None:
+    """``perf_ab.py HEAD`` puts the commit in a worktree, runs both sides' workers in turn and reports a
+    ratio per mode, with its interval, in text and JSON; the worktree is gone afterwards."""
+    out = tmp_path / "ab.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDEX_")}
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "perf_ab.py"), "HEAD", "--chunks", "2000", "--files", "50",
+         "--queries", "20", "--blocks", "4", "--block", "5", "--model", str(MODEL),
+         "--cache-dir", str(tmp_path / "cache"), "--json", str(out)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert set(result["modes"]) == {"keyword", "hybrid"} and result["blocks"] == 4
+    for mode, row in result["modes"].items():
+        assert f"  {mode}: " in proc.stdout
+        low, high = row["interval"]
+        assert 0 < low <= high and row["ratio"] > 0, row  # a 4-block interval need not hold the point figure
+        assert row["base_p50_ms"] > 0 and row["head_p50_ms"] > 0
+    assert len(list((tmp_path / "cache").iterdir())) == 2  # each side indexed its own store
+    worktrees = subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "list"], capture_output=True, text=True)
+    assert "memdex-ab-" not in worktrees.stdout
+
+
 @needs_locomo
 def test_quality_runs_on_one_locomo_conversation(tmp_path: Path) -> None:
     """``quality.py locomo`` builds one conversation's workspace, searches it and prints the headline row,
