@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import index_text, korean_stem
-from memdex.memory_core.text.terms import FTS_TOKENIZER, key_counts, query_terms, stems, term_keys
+from memdex.memory_core.text.segments import INDIC_MARKS, index_text, korean_stem
+from memdex.memory_core.text.terms import FTS_TOKENIZER, _tokens, key_counts, query_terms, stems, term_keys
 
 TEA = "用户喜欢喝乌龙茶，不喜欢咖啡。"
 NOTES = {
@@ -225,6 +225,20 @@ def test_camel_case_boundaries_are_found_wherever_they_stand() -> None:
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
     for text in [*texts, "aB", "ABc", "1Ab", "ÜBerlin", "iPhone XMLHttpRequest", "x_yZ"]:
         assert index_text(text) == _camel_parts_by_plain_pattern(text), text
+
+
+def test_tokens_cut_through_the_byte_table_are_those_of_the_plain_pattern() -> None:
+    """The fast cut (ASCII separators to spaces, a split; the pattern only for pieces with other letters) gives
+    unicode61's tokens, runs of letters and digits, next to dashes, accents, combining marks, CJK, Unicode spaces,
+    zero-width characters and Indic vowel signs."""
+    plain, indic = re.compile(r"[^\W_]+"), re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")
+    rng = random.Random(11)
+    alphabet = ["a", "Z", "0", "_", "-", " ", ".", "\n", "\t", "—", "é", "e\u0301", "\u00a0", "\u3000", "\u200b",
+                "\x1c", "日本", "한국", "ไทย", "дв", "घटना", "ि", "²", "½", "ª", "Ⅻ", "\ufeff"]  # fmt: skip
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    for text in [*texts, "", "plain ascii words, v2.0", "naïve café—done"]:
+        pattern = indic if any(mark in text for mark in INDIC_MARKS) else plain
+        assert _tokens(text) == pattern.findall(text), text
 
 
 @pytest.mark.parametrize(
