@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..stores.base import StoreOps
+from ..stores.base import Alongside, StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import ChunkRow
 from .scoring import TermWeights, rare_terms, text_length, weigh_terms
@@ -25,6 +25,7 @@ def keyword_candidates(
     where: SearchFilter | None = None,
     repeats: Mapping[str, int] | None = None,
     counts: Mapping[str, int] | None = None,
+    alongside: Alongside | None = None,
 ) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 for the OR of ``terms``, and ``terms`` weighed by rarity in the index,
     from one count per term (the counts serve the shortcut, the ranking and the weights).
@@ -41,6 +42,7 @@ def keyword_candidates(
     ``repeats``: how often the query asks for each term (default once); BM25 sums a term's part that many
     times, as FTS5 does for a phrase OR-ed more than once (:func:`.scoring.weigh_terms` scales its figure alike).
     ``counts``: how many chunks hold some of the terms, when the caller has counted them already.
+    ``alongside``: the owner's second reader, for a store that ranks a large query in parts at once.
     """
     times = repeats or {}
     if not terms:
@@ -56,9 +58,9 @@ def keyword_candidates(
 
     rows: list[ChunkRow] = []
     if len(terms) > 1 and total_chunks >= 2 * limit and (rare := rare_terms(terms, counts, total_chunks, limit)):
-        rows = ops.keyword_search(conn, asked(rare), limit, where, counts)
+        rows = ops.keyword_search(conn, asked(rare), limit, where, counts, alongside)
     if len(rows) < limit:
-        rows = ops.keyword_search(conn, asked(terms), limit, where, counts)
+        rows = ops.keyword_search(conn, asked(terms), limit, where, counts, alongside)
     if not (rows and any(weights.in_python)):
         return rows, weights
     return rows, replace(weights, average_length=sum(text_length(row.text) for row in rows) / len(rows))

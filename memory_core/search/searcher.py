@@ -227,7 +227,8 @@ class Searcher:
             # each hint in its word's place, as the search term it is (a Greek or Cyrillic word's stem)
             ranked_as = _repeated({term: (query_terms(hints[term])[0] if term in hints else term,) for term in held}, held)
             found.terms = list(ranked_as)
-            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts)
+            alongside = None if vectors else self.index.alongside  # a vector side has the other core
+            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
             found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
             files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
             found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}

@@ -16,6 +16,7 @@ shared by every backend. Connections are ``Any`` here: each backend has its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -37,6 +38,10 @@ T = TypeVar("T")
 # The shortest term :meth:`StoreOps.terms_ending` finds: a compound's last part is looked up only in words of
 # two parts, a four-letter word before three letters or more (search/compounds.py).
 ENDING_MIN = 7
+
+# Starts ``fn(connection)`` at once on another of the owner's readers and thread, or says None when none is free
+# (:meth:`IndexOwner.alongside`): a store may give one query two cores.
+Alongside = Callable[[Callable[[Any], list[ChunkRow]]], Future[list[ChunkRow]] | None]
 
 
 class StoreOps(Protocol):
@@ -113,9 +118,12 @@ class StoreOps(Protocol):
         limit: int,
         where: SearchFilter | None = None,
         counts: Mapping[str, int] | None = None,
+        alongside: Alongside | None = None,
     ) -> list[ChunkRow]:
         """The ``limit`` best chunks by FTS5's ``bm25()`` (negative, lower is better) for the OR of ``terms``,
-        among those ``where`` allows; ``counts`` are the terms' :meth:`term_counts` when the caller has them."""
+        among those ``where`` allows, ties in chunk-id order; ``counts`` are the terms' :meth:`term_counts` when
+        the caller has them. ``alongside`` (:meth:`IndexOwner.alongside`) lends a second reader, which a store may
+        use for part of a large query while ``conn`` ranks the rest."""
         ...
 
 
@@ -143,6 +151,11 @@ class IndexOwner(Protocol):
     async def write(self, fn: Callable[..., T], *args: Any, conn: Any = None) -> T: ...
     async def write_indexed(self, fn: Callable[..., Written], *args: Any, conn: Any = None) -> Written: ...
     async def counts(self) -> tuple[int, int]: ...
+
+    def alongside(self, fn: Callable[[Any], list[ChunkRow]]) -> Future[list[ChunkRow]] | None:
+        """Start ``fn(connection)`` on a second reader and thread of this owner while the caller's reader works
+        (called on a reader thread); None when there is none to spare, and the caller does it all."""
+        ...
 
     async def nearest(
         self, vector: Sequence[float], k: int, where: SearchFilter | None = None

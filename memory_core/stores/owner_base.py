@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import anyio
@@ -55,6 +56,10 @@ class OwnerBase(ABC):
 
     @abstractmethod
     async def read(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    def alongside(self, fn: Callable[[Any], T]) -> Future[T] | None:
+        """None: a store lends no second reader unless it says so (:meth:`~.base.IndexOwner.alongside`)."""
+        return None
 
     def _live_write(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Held around each write to the live index: the in-process pause; a store may add its own lock."""

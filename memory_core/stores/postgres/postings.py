@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.segments import index_text
-from ..base import ENDING_MIN
+from ..base import ENDING_MIN, Alongside
 from ..filters import SearchFilter, prefix_end
 from ..records import ChunkRow
 from ..sqlite import tokens as fts_tokens
@@ -183,10 +183,16 @@ def texts_holding(conn: PgConn, term: str, limit: int) -> list[str]:
 
 
 def keyword_search(
-    conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None = None, counts: Mapping[str, int] | None = None
+    conn: PgConn,
+    terms: Sequence[str],
+    limit: int,
+    where: SearchFilter | None = None,
+    counts: Mapping[str, int] | None = None,
+    alongside: Alongside | None = None,
 ) -> list[ChunkRow]:
     """The ``limit`` best chunks by FTS5's BM25 for the OR of ``terms`` (``rank`` as ``bm25()``: negative,
-    lower is better) among those ``where`` allows; ``counts`` are the terms' :func:`term_counts` if known."""
+    lower is better) among those ``where`` allows; ``counts`` are the terms' :func:`term_counts` if known.
+    ``alongside`` is not used: one statement ranks the query in the database."""
     if not terms:
         return []
     return _ranked(conn, terms, limit, where, counts if counts is not None else term_counts(conn, terms))

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.chunking import Chunk, ChunkMark
-from ..base import ENDING_MIN
+from ..base import ENDING_MIN, Alongside
 from ..filters import SQLITE, SearchFilter, prefix_end
 from ..records import (
     FILES_VERSION,
@@ -278,21 +278,24 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def keyword_search_sql(allowed: str | None = None) -> str:
+def keyword_search_sql(allowed: str | None = None, ids: tuple[bool, bool] = (False, False)) -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
     Ranking happens inside the FTS table and only the winners are joined to their text (joining first
     made SQLite fetch the text of every match). ``bm25()`` is called directly: sorting on FTS5's hidden
-    ``rank`` column gives the same order but took twice as long at 100k chunks. ``allowed``, a filter's
-    condition (:meth:`SearchFilter.sql`, its parameters after the MATCH expression), drops the other
-    chunks before the limit. It is tested as ``+rowid``: a plain ``rowid IN`` makes FTS5 run the
-    MATCH once per allowed id (seconds at 100k chunks).
+    ``rank`` column gives the same order but took twice as long at 100k chunks. Ties go in id order, as in
+    every store. ``allowed``, a filter's condition (:meth:`SearchFilter.sql`, its parameters after the MATCH
+    expression), drops the other chunks before the limit. It is tested as ``+rowid``: a plain ``rowid IN``
+    makes FTS5 run the MATCH once per allowed id (seconds at 100k chunks). ``ids``: whether the ids are
+    bounded from below (``rowid >= ?``) and from above (``rowid < ?``), parameters after the filter's; FTS5
+    reads only that range of each term's postings.
     """
     only = "" if allowed is None else f" AND +rowid IN ({_allowed_ids(allowed)})"
+    only += " AND rowid >= ?" * ids[0] + " AND rowid < ?" * ids[1]
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
         f"FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?{only} "
-        "ORDER BY score LIMIT ?) f JOIN chunks c ON c.id = f.rowid ORDER BY f.score"
+        "ORDER BY score, rowid LIMIT ?) f JOIN chunks c ON c.id = f.rowid ORDER BY f.score, f.rowid"
     )
 
 
@@ -306,14 +309,49 @@ def _condition(where: SearchFilter | None) -> tuple[str | None, tuple[str, ...]]
     return (None, ()) if where is None or where.empty else where.sql(SQLITE)
 
 
+# A query whose terms more chunks hold than this is ranked as two halves of the chunk ids at once, when the owner
+# lends a second reader: scoring is FTS5's cost (about 0.4 us a matching chunk), and at 100k chunks a query over
+# common words took 20.9 ms whole, 13.8 ms in halves (docs/benchmarks.md); below it, the second thread's start
+# would cost more than it saves.
+SPLIT_ROWS = 5_000
+
+
 def keyword_search(
-    conn: Any, terms: Sequence[str], limit: int, where: SearchFilter | None = None, counts: Mapping[str, int] | None = None
+    conn: Any,
+    terms: Sequence[str],
+    limit: int,
+    where: SearchFilter | None = None,
+    counts: Mapping[str, int] | None = None,
+    alongside: Alongside | None = None,
 ) -> list[ChunkRow]:
-    """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows (FTS5 counts
-    terms itself: ``counts`` is for stores that need them)."""
+    """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows, ties in id order.
+    ``counts`` (how many chunks hold each term) say when the query is large enough to rank the upper half of
+    the ids on the reader ``alongside`` lends, the lower half here (:data:`SPLIT_ROWS`)."""
     if not terms:
         return []
-    return _ranked(conn, match_expression(terms), limit, where)
+    expression = match_expression(terms)
+    if alongside is not None and counts and sum(counts.get(term, 0) for term in set(terms)) >= SPLIT_ROWS:
+        return _ranked_in_halves(conn, expression, limit, where, alongside)
+    return _ranked(conn, expression, limit, where)
+
+
+def _ranked_in_halves(
+    conn: Any, expression: str, limit: int, where: SearchFilter | None, alongside: Alongside
+) -> list[ChunkRow]:
+    """:func:`_ranked` over the chunks below the middle id here and those from it up on the lent reader, at once:
+    the best ``limit`` of both are the best ``limit`` of all, since a chunk's BM25 does not depend on the others
+    ranked with it (FTS5 counts each term over the whole index either way). The two readers may start a moment
+    apart, as a search's statements on one reader may: a write committed in between shows in one half only."""
+    low, high = conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
+    if low is None or low == high:
+        return _ranked(conn, expression, limit, where)
+    middle = (low + high + 1) // 2
+    upper = alongside(lambda other: _ranked(other, expression, limit, where, (middle, None)))
+    if upper is None:
+        return _ranked(conn, expression, limit, where)
+    rows = _ranked(conn, expression, limit, where, (None, middle)) + upper.result()
+    rows.sort(key=lambda row: (row.rank, row.id))
+    return rows[:limit]
 
 
 def texts_holding(conn: Any, term: str, limit: int) -> list[str]:
@@ -411,9 +449,14 @@ def _backwards(conn: Any) -> str:
     return f"temp.{_BACKWARDS}"
 
 
-def _ranked(conn: Any, expression: str, limit: int, where: SearchFilter | None) -> list[ChunkRow]:
+def _ranked(
+    conn: Any, expression: str, limit: int, where: SearchFilter | None, ids: tuple[int | None, int | None] = (None, None)
+) -> list[ChunkRow]:
+    """The BM25 query run (:func:`keyword_search_sql`); ``ids``: the chunks' ids from (inclusive) and below, when given."""
     condition, params = _condition(where)
-    rows = conn.execute(keyword_search_sql(condition), (expression, *params, limit)).fetchall()
+    bounds = tuple(bound for bound in ids if bound is not None)
+    sql = keyword_search_sql(condition, (ids[0] is not None, ids[1] is not None))
+    rows = conn.execute(sql, (expression, *params, *bounds, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
 
 

@@ -2,7 +2,9 @@
 
 Every SQLite call runs on a worker thread. Writes go through one connection behind a one-slot
 limiter, so there is exactly one writer in this process; reads borrow connections from a small
-pool and, thanks to WAL, never wait for any writer, in this process or another. A rebuilt index
+pool and, thanks to WAL, never wait for any writer, in this process or another. One pooled reader at a
+time can be lent, on a thread of the owner's, to a read already at work (:meth:`IndexDatabase.alongside`):
+a large keyword query is ranked in two halves at once. A rebuilt index
 is copied into the live file (:mod:`.swap`), so every connection everywhere follows it. The
 embedding cache, in its own file beside the index (:mod:`.schema`), is attached to every writer,
 the shadow's too: a rebuild or a reset takes its vectors from it and never empties it.
@@ -16,9 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +47,7 @@ READ_CONNECTIONS = 4
 LOCK_POLL = 0.25  # seconds between tries of another process's rebuild lock
 GATE_POLL = 0.005  # seconds between tries of the write gate (held by others for milliseconds)
 RESET_WAIT = 30.0  # seconds a reset waits for another process's rebuild before giving up
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class IndexDatabase(OwnerBase):
@@ -62,6 +68,8 @@ class IndexDatabase(OwnerBase):
         self._generation = 0  # bumped when a repair may have replaced the file under the readers
         self._gate = swap.WriteGate(path)  # held shared while this process writes the live index
         self._gate_users = 0
+        self._beside: ThreadPoolExecutor | None = None  # alongside()'s thread, made on first use
+        self._beside_free = threading.Lock()  # held while alongside()'s reader works: one lent at a time
 
     # Lifecycle ----------------------------------------------------------------------------------
 
@@ -128,6 +136,9 @@ class IndexDatabase(OwnerBase):
 
     async def close(self) -> None:
         self.matrix.reset()
+        if self._beside is not None:
+            await anyio.to_thread.run_sync(self._beside.shutdown)  # a lent reader still at work finishes first
+            self._beside = None
         self._close_readers()
         if self._writer is not None:
             self._writer.close()
@@ -221,24 +232,45 @@ class IndexDatabase(OwnerBase):
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(read_connection, *args)`` with a pooled read-only connection."""
         self.require_open()
+        return await self._mapped(lambda: self._with_reader(fn, *args), self._read_limiter)
 
-        def run() -> T:
-            try:  # take an idle connection in one step: a check and then a pop could lose a race to another reader
-                generation, conn = self._readers.pop()
-            except IndexError:
-                generation, conn = self._generation, db.connect(self.path, readonly=True)
-            try:
-                result = fn(conn, *args)
-            except BaseException:
-                conn.close()
-                raise
-            if generation == self._generation:
-                self._readers.append((generation, conn))
-            else:
-                conn.close()  # opened before a repair that may have replaced the file
-            return result
+    def alongside(self, fn: Callable[[Any], T]) -> Future[T] | None:
+        """Start ``fn(read_connection)`` on a pooled reader in a thread of its own, while the calling reader
+        thread does other work: a BM25 query over common words is ranked as two halves at once
+        (:func:`.ops.keyword_search`). None when the machine has one core, or the thread is busy with
+        another search's half: the caller then does it all."""
+        if CORES < 2 or self._writer is None or not self._beside_free.acquire(blocking=False):
+            return None
+        try:
+            if self._beside is None:
+                self._beside = ThreadPoolExecutor(1, thread_name_prefix="memdex-alongside")
+            return self._beside.submit(self._lent, fn)
+        except BaseException:
+            self._beside_free.release()
+            raise
 
-        return await self._mapped(run, self._read_limiter)
+    def _lent(self, fn: Callable[[Any], T]) -> T:
+        try:
+            return self._with_reader(fn)
+        finally:
+            self._beside_free.release()
+
+    def _with_reader(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` on an idle pooled reader (a new one if none is idle), given back after."""
+        try:  # take an idle connection in one step: a check and then a pop could lose a race to another reader
+            generation, conn = self._readers.pop()
+        except IndexError:
+            generation, conn = self._generation, db.connect(self.path, readonly=True)
+        try:
+            result = fn(conn, *args)
+        except BaseException:
+            conn.close()
+            raise
+        if generation == self._generation:
+            self._readers.append((generation, conn))
+        else:
+            conn.close()  # opened before a repair that may have replaced the file
+        return result
 
     # Vectors ------------------------------------------------------------------------------------
 
