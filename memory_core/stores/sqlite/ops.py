@@ -278,21 +278,21 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def keyword_search_sql(allowed: str | None = None, ids: tuple[bool, bool] = (False, False)) -> str:
+def keyword_search_sql(allowed: str | None = None, ids: str | None = None) -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
     Ranking happens inside the FTS table and only the winners are joined to their text (joining first
     made SQLite fetch the text of every match). ``bm25()`` is called directly: sorting on FTS5's hidden
     ``rank`` column gives the same order but took twice as long at 100k chunks. Ties come in id order, as in
     every store: FTS5 yields the matches by id and SQLite's sort keeps the first of equal rows (sorting on the
-    id as well cost 1-4 %; tests/test_keyword_halves.py checks the order). ``allowed``, a filter's condition (:meth:`SearchFilter.sql`, its parameters after the MATCH
-    expression), drops the other chunks before the limit. It is tested as ``+rowid``: a plain ``rowid IN``
-    makes FTS5 run the MATCH once per allowed id (seconds at 100k chunks). ``ids``: whether the ids are
-    bounded from below (``rowid >= ?``) and from above (``rowid < ?``), parameters after the filter's; FTS5
-    reads only that range of each term's postings.
+    id as well cost 1-4 %; tests/test_keyword_halves.py checks the order). ``allowed``, a filter's condition
+    (:meth:`SearchFilter.sql`, its parameters after the MATCH expression), drops the other chunks before the
+    limit. It is tested as ``+rowid``: a plain ``rowid IN`` makes FTS5 run the MATCH once per allowed id
+    (seconds at 100k chunks). ``ids``, ``"<"`` or ``">="``: only the chunks whose id is below, or from, a
+    parameter after the filter's; FTS5 reads only that range of each term's postings.
     """
     only = "" if allowed is None else f" AND +rowid IN ({_allowed_ids(allowed)})"
-    only += " AND rowid >= ?" * ids[0] + " AND rowid < ?" * ids[1]
+    only += "" if ids is None else f" AND rowid {ids} ?"
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
         f"FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?{only} "
@@ -347,10 +347,10 @@ def _ranked_in_halves(
     if low is None or low == high:
         return _ranked(conn, expression, limit, where)
     middle = (low + high + 1) // 2
-    upper = alongside(lambda other: _ranked(other, expression, limit, where, (middle, None)))
+    upper = alongside(lambda other: _ranked(other, expression, limit, where, (">=", middle)))
     if upper is None:
         return _ranked(conn, expression, limit, where)
-    rows = _ranked(conn, expression, limit, where, (None, middle)) + upper.result()
+    rows = _ranked(conn, expression, limit, where, ("<", middle)) + upper.result()
     rows.sort(key=lambda row: (row.rank, row.id))
     return rows[:limit]
 
@@ -451,13 +451,12 @@ def _backwards(conn: Any) -> str:
 
 
 def _ranked(
-    conn: Any, expression: str, limit: int, where: SearchFilter | None, ids: tuple[int | None, int | None] = (None, None)
+    conn: Any, expression: str, limit: int, where: SearchFilter | None, ids: tuple[str, int] | None = None
 ) -> list[ChunkRow]:
-    """The BM25 query run (:func:`keyword_search_sql`); ``ids``: the chunks' ids from (inclusive) and below, when given."""
+    """The BM25 query run (:func:`keyword_search_sql`); ``ids``: only the chunks whose id is ``<`` or ``>=`` this one."""
     condition, params = _condition(where)
-    bounds = tuple(bound for bound in ids if bound is not None)
-    sql = keyword_search_sql(condition, (ids[0] is not None, ids[1] is not None))
-    rows = conn.execute(sql, (expression, *params, *bounds, limit)).fetchall()
+    sql, bound = (keyword_search_sql(condition), ()) if ids is None else (keyword_search_sql(condition, ids[0]), (ids[1],))
+    rows = conn.execute(sql, (expression, *params, *bound, limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
 
 
