@@ -33,7 +33,7 @@ class ChunkingSettings(_Section):
 class QuerySettings(_Section):
     """Defaults for memory_search when the caller does not say."""
 
-    max_results: int = Field(6, ge=1, le=MAX_RESULTS, description="results returned by default")
+    max_results: int = Field(8, ge=1, le=MAX_RESULTS, description="results returned by default")
     min_score: float = Field(0.35, ge=0.0, le=1.0, description="a result needs this vector or keyword score")
     min_share: float = Field(
         0.15, ge=0.0, le=1.0, description="keyword answers: the results together must answer this share of the query (0 = off)"
@@ -47,7 +47,7 @@ class QuerySettings(_Section):
         4000, ge=MIN_ANSWER_CHARS, le=MAX_ANSWER_CHARS, description="snippet characters in one answer, best hit first"
     )
     snippet_chars: int = Field(
-        700, ge=MIN_SNIPPET_CHARS, le=SNIPPET_CHARS, description="characters of one hit's snippet, its best lines"
+        700, ge=MIN_SNIPPET_CHARS, le=SNIPPET_CHARS, description="characters of the best hit's snippet (its best lines); two thirds of it for the others"
     )
     mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="MMR: 1 = pure relevance, 0 = pure diversity")

@@ -25,7 +25,7 @@ def test_defaults_apply_without_other_sources(monkeypatch: pytest.MonkeyPatch, t
     """With no file, env or flags, the documented defaults hold."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     settings = load_settings()
-    assert (settings.query.max_results, settings.query.min_score) == (6, 0.35)
+    assert (settings.query.max_results, settings.query.min_score) == (8, 0.35)
     assert (settings.chunking.tokens, settings.chunking.overlap) == (400, 80)
     assert (settings.server.transport, settings.server.host, settings.server.port) == ("stdio", "127.0.0.1", 8765)
 

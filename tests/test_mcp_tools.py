@@ -56,7 +56,7 @@ async def test_tools_are_listed_with_annotations_and_schemas(notes: Path) -> Non
         assert get.annotations.read_only_hint is True
         assert append.annotations.read_only_hint is False and append.annotations.destructive_hint is False
         props = search.input_schema["properties"]
-        assert props["maxResults"]["default"] == 6 and props["maxResults"]["maximum"] == 50
+        assert props["maxResults"]["default"] == 8 and props["maxResults"]["maximum"] == 50
         assert props["minScore"]["default"] == 0.35
         assert search.input_schema["required"] == ["query"]
         assert "from" in get.input_schema["properties"]

@@ -176,6 +176,19 @@ def test_the_budget_is_filled_best_first_and_the_top_hit_is_never_dropped() -> N
     assert (top.chunk_start_line, top.chunk_end_line, top.start_line, top.end_line) == (1, 6, 1, 1)
 
 
+def test_the_best_hit_reads_the_widest_and_eight_hits_fit_the_default_budget() -> None:
+    """The best hit's snippet has up to ``snippet_chars``, each lower one two thirds of it, so eight long hits
+    fit 4,000 characters where six of 700 did (what the agent reads: docs/benchmarks.md)."""
+    lines = [FILLER] * 30
+    lines[14] = "- **Mel**: we went camping with the turtles at the lake last weekend"
+    items = [chunk(lines, cid=i, path=f"memory/n{i}.md") for i in range(12)]
+    chosen, left_out = fit(items, ["camping", "turtles"], 4000, 700)
+    sizes = [len(window.text) for _, window in chosen]
+    assert len(chosen) >= 8 and left_out == 12 - len(chosen) > 0 and sum(sizes) <= 4000, sizes
+    assert 467 < sizes[0] <= 700 and all(size <= 467 for size in sizes[1:])
+    assert all("camping with the turtles" in window.text for _, window in chosen)
+
+
 def test_budget_the_hits_leave_widens_the_best_snippets_first_up_to_their_chunks() -> None:
     """Two long chunks and a short one under a 4,000-character budget: each snippet starts at 700
     characters, then what is left grows the top hit to its whole chunk and the second as far as it fits;

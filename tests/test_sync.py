@@ -252,7 +252,7 @@ async def test_max_results_limits_the_hits(make_engine: MakeEngine, write: Write
     async with make_engine() as engine:
         await engine.sync()
         assert len((await engine.search("moorhen", max_results=3)).results) == 3
-        assert len((await engine.search("moorhen")).results) == 6  # query.max_results default
+        assert len((await engine.search("moorhen")).results) == 8  # query.max_results default
         assert len((await engine.search("moorhen", max_results=50)).results) == 10
 
 

@@ -29,6 +29,11 @@ from ..text.terms import index_stems, stems, term_index_keys, term_keys
 from .ranking import Ranked
 
 ELLIPSIS = "…"
+# A hit below the best one gets this share of ``snippet_chars``: the best hit is the likeliest answer, worth its
+# lines around the match, and what the others leave shows two more hits in the same budget. At the defaults
+# (8 results, 700 / 467 characters, 4,000 in all) against 6 of 700 each: LoCoMo ev@2k / ev@4k keyword 0.694 / 0.767
+# -> 0.698 / 0.781, hybrid 0.702 / 0.789 -> 0.700 / 0.795; CMRC answers read 0.934 -> 0.965 (docs/benchmarks.md).
+LOWER_ROOM = 2 / 3
 _SENTENCE = re.compile(r"[^。！？!?]*(?:[。！？!?]+[」』）)\"']*\s*|$)")  # a sentence with its end marks and closing quotes
 
 
@@ -269,7 +274,7 @@ def fit(
     """Windows for ``items`` (best first) whose texts total at most ``budget`` characters; lines are scored by
     :class:`LineScorer`, with ``memory_weights``.
 
-    Each snippet gets up to ``snippet_chars``. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
+    The best hit's snippet gets up to ``snippet_chars``, each other one :data:`LOWER_ROOM` of it. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
     left, the remaining items are left out; their number is returned beside the hits. The first hit
     is always kept, trimmed to the budget around its best lines. When every item fits, what they
     leave of the budget widens the snippets again, best first (:func:`_widened`). Whatever the budget,
@@ -282,7 +287,8 @@ def fit(
     for place, item in enumerate(items):
         row = item.row
         fields += RESULT_FIELDS_CHARS + len(row.path)
-        room = min(snippet_chars, budget - used, ANSWER_JSON_CHARS - fields - sent)
+        wanted = snippet_chars if not place else max(MIN_SNIPPET_CHARS, round(snippet_chars * LOWER_ROOM))
+        room = min(wanted, budget - used, ANSWER_JSON_CHARS - fields - sent)
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1), _shown(chosen, row.path))
