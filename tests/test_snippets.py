@@ -177,15 +177,20 @@ def test_the_budget_is_filled_best_first_and_the_top_hit_is_never_dropped() -> N
 
 
 def test_the_best_hit_reads_the_widest_and_eight_hits_fit_the_default_budget() -> None:
-    """The best hit's snippet has up to ``snippet_chars``, each lower one two thirds of it, so eight long hits
-    fit 4,000 characters where six of 700 did (what the agent reads: docs/benchmarks.md)."""
+    """The best hit's snippet has up to ``snippet_chars`` and the others share what it leaves (at least two thirds
+    of it each), so eight long hits fit 4,000 characters where six of 700 did (docs/benchmarks.md); three hits
+    keep 700 each."""
     lines = [FILLER] * 30
     lines[14] = "- **Mel**: we went camping with the turtles at the lake last weekend"
     items = [chunk(lines, cid=i, path=f"memory/n{i}.md") for i in range(12)]
     chosen, left_out = fit(items, ["camping", "turtles"], 4000, 700)
     sizes = [len(window.text) for _, window in chosen]
     assert len(chosen) >= 8 and left_out == 12 - len(chosen) > 0 and sum(sizes) <= 4000, sizes
-    assert 467 < sizes[0] <= 700 and all(size <= 467 for size in sizes[1:])
+    assert 467 < sizes[0] <= 700 and all(size <= 467 for size in sizes[1:])  # 12 hits share: two thirds each
+    eight = [len(window.text) for _, window in fit(items[:8], ["camping", "turtles"], 4000, 700)[0]]
+    assert len(eight) == 8 and sum(eight) <= 4000 and all(size <= 471 for size in eight[1:]), eight
+    three = [len(window.text) for _, window in fit(items[:3], ["camping", "turtles"], 2100, 700)[0]]
+    assert len(three) == 3 and all(467 < size <= 700 for size in three[1:]), three
     assert all("camping with the turtles" in window.text for _, window in chosen)
 
 

@@ -29,10 +29,12 @@ from ..text.terms import index_stems, stems, term_index_keys, term_keys
 from .ranking import Ranked
 
 ELLIPSIS = "…"
-# A hit below the best one gets this share of ``snippet_chars``: the best hit is the likeliest answer, worth its
-# lines around the match, and what the others leave shows two more hits in the same budget. At the defaults
-# (8 results, 700 / 467 characters, 4,000 in all) against 6 of 700 each: LoCoMo ev@2k / ev@4k keyword 0.694 / 0.767
-# -> 0.698 / 0.781, hybrid 0.702 / 0.789 -> 0.700 / 0.795; CMRC answers read 0.934 -> 0.965 (docs/benchmarks.md).
+# The hits below the best one share what its room leaves of the budget, each at least this share of
+# ``snippet_chars`` and at most all of it: the best hit is the likeliest answer, worth its lines around the match,
+# and two more hits fit the default answer (8 results, 700 then 471 characters each, 4,000 in all), while an answer
+# of a few hits keeps rooms of 700. Against 6 of 700 each, LoCoMo ev@2k / ev@4k: keyword 0.694 / 0.767 -> 0.700 /
+# 0.781, hybrid 0.702 / 0.789 -> 0.704 / 0.795 (docs/benchmarks.md). Two thirds for every lower hit, whatever
+# their number, read less at 2,000 characters in hybrid search: an answer of few hits widened its best one more.
 LOWER_ROOM = 2 / 3
 _SENTENCE = re.compile(r"[^。！？!?]*(?:[。！？!?]+[」』）)\"']*\s*|$)")  # a sentence with its end marks and closing quotes
 
@@ -274,7 +276,7 @@ def fit(
     """Windows for ``items`` (best first) whose texts total at most ``budget`` characters; lines are scored by
     :class:`LineScorer`, with ``memory_weights``.
 
-    The best hit's snippet gets up to ``snippet_chars``, each other one :data:`LOWER_ROOM` of it. Once fewer than ``MIN_SNIPPET_CHARS`` characters are
+    The best hit's snippet gets up to ``snippet_chars``; the others share what it leaves (:data:`LOWER_ROOM`). Once fewer than ``MIN_SNIPPET_CHARS`` characters are
     left, the remaining items are left out; their number is returned beside the hits. The first hit
     is always kept, trimmed to the budget around its best lines. When every item fits, what they
     leave of the budget widens the snippets again, best first (:func:`_widened`). Whatever the budget,
@@ -282,12 +284,16 @@ def fit(
     ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the host.
     """
     scorer = LineScorer(terms, (item.row.text for item in items), memory_weights)
+    # the hits below the best share what it leaves, at least LOWER_ROOM of its room each and at most all of it
+    lower = round(snippet_chars * LOWER_ROOM)
+    if len(items) > 1:
+        lower = min(snippet_chars, max(lower, (budget - snippet_chars) // (len(items) - 1)))
     chosen: list[tuple[Ranked, Window]] = []
     used = sent = fields = 0  # the snippets' weighted size, their size as sent, the hits' other fields
     for place, item in enumerate(items):
         row = item.row
         fields += RESULT_FIELDS_CHARS + len(row.path)
-        wanted = snippet_chars if not place else max(MIN_SNIPPET_CHARS, round(snippet_chars * LOWER_ROOM))
+        wanted = snippet_chars if not place else max(MIN_SNIPPET_CHARS, lower)
         room = min(wanted, budget - used, ANSWER_JSON_CHARS - fields - sent)
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
