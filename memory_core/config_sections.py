@@ -47,7 +47,7 @@ class QuerySettings(_Section):
         4000, ge=MIN_ANSWER_CHARS, le=MAX_ANSWER_CHARS, description="snippet characters in one answer, best hit first"
     )
     snippet_chars: int = Field(
-        700, ge=MIN_SNIPPET_CHARS, le=SNIPPET_CHARS, description="characters of the best hit's snippet (its best lines); two thirds of it for the others"
+        700, ge=MIN_SNIPPET_CHARS, le=SNIPPET_CHARS, description="characters of the best hit's snippet (its best lines); the others share what it leaves, two thirds of it at least"
     )
     mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="MMR: 1 = pure relevance, 0 = pure diversity")

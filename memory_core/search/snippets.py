@@ -276,25 +276,25 @@ def fit(
     """Windows for ``items`` (best first) whose texts total at most ``budget`` characters; lines are scored by
     :class:`LineScorer`, with ``memory_weights``.
 
-    The best hit's snippet gets up to ``snippet_chars``; the others share what it leaves (:data:`LOWER_ROOM`). Once fewer than ``MIN_SNIPPET_CHARS`` characters are
-    left, the remaining items are left out; their number is returned beside the hits. The first hit
-    is always kept, trimmed to the budget around its best lines. When every item fits, what they
+    The best hit's snippet gets up to ``snippet_chars``; the others share what it leaves (:data:`LOWER_ROOM`).
+    Once fewer than ``MIN_SNIPPET_CHARS`` characters are left, the remaining items are left out; their number is
+    returned beside the hits. The first hit is always kept, trimmed to the budget around its best lines. When
+    every item fits, what they
     leave of the budget widens the snippets again, best first (:func:`_widened`). Whatever the budget,
     the snippets and every hit's other fields (with ``explain``, its explanation too) stay within
     ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the host.
     """
     scorer = LineScorer(terms, (item.row.text for item in items), memory_weights)
-    # the hits below the best share what it leaves, at least LOWER_ROOM of its room each and at most all of it
-    lower = round(snippet_chars * LOWER_ROOM)
+    lower = round(snippet_chars * LOWER_ROOM)  # each lower hit's room
     if len(items) > 1:
         lower = min(snippet_chars, max(lower, (budget - snippet_chars) // (len(items) - 1)))
+    lower = max(MIN_SNIPPET_CHARS, lower)
     chosen: list[tuple[Ranked, Window]] = []
     used = sent = fields = 0  # the snippets' weighted size, their size as sent, the hits' other fields
     for place, item in enumerate(items):
         row = item.row
         fields += RESULT_FIELDS_CHARS + len(row.path)
-        wanted = snippet_chars if not place else max(MIN_SNIPPET_CHARS, lower)
-        room = min(wanted, budget - used, ANSWER_JSON_CHARS - fields - sent)
+        room = min(lower if place else snippet_chars, budget - used, ANSWER_JSON_CHARS - fields - sent)
         if place and room < MIN_SNIPPET_CHARS:
             return chosen, len(items) - place
         window = best_window(row.text, row.start_line, row.end_line, scorer, max(room, 1), _shown(chosen, row.path))
