@@ -279,10 +279,10 @@ def fit(
     The best hit's snippet gets up to ``snippet_chars``; the others share what it leaves (:data:`LOWER_ROOM`).
     Once fewer than ``MIN_SNIPPET_CHARS`` characters are left, the remaining items are left out; their number is
     returned beside the hits. The first hit is always kept, trimmed to the budget around its best lines. When
-    every item fits, what they
-    leave of the budget widens the snippets again, best first (:func:`_widened`). Whatever the budget,
-    the snippets and every hit's other fields (with ``explain``, its explanation too) stay within
-    ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the host.
+    every item fits, what they leave of the budget widens the snippets again, best first (:func:`_widened`).
+    Whatever the budget, the snippets and every hit's other fields (with ``explain``, its explanation too) stay
+    within ``ANSWER_JSON_CHARS``: many short hits are left out there, not sent as a tool result too large for the
+    host.
     """
     scorer = LineScorer(terms, (item.row.text for item in items), memory_weights)
     lower = round(snippet_chars * LOWER_ROOM)  # each lower hit's room

@@ -184,8 +184,9 @@ def _with_camel_parts(text: str) -> str:
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`).
 
-    Plain ASCII without a camelCase word is its own: most lines of English notes, and a search segments the lines
-    of every candidate (one regex search instead of the three steps took a sixth off that, docs/benchmarks.md)."""
+    Plain ASCII without a camelCase word is its own index text, found with one regex search: NFKC, the script
+    pieces and the camel parts would change nothing. Most lines of English notes are such lines, and a search
+    segments every line of its candidates (a sixth less time there, docs/benchmarks.md)."""
     if text.isascii() and _ANY_CAMEL.search(text) is None:
         return text
     text = unicodedata.normalize("NFKC", text)
