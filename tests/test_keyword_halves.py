@@ -90,7 +90,7 @@ async def test_a_query_ranked_in_halves_gives_the_rows_of_the_query_ranked_whole
 
         before = len(lent)
         whole, halves = await index.read(both)
-        assert len(lent) == before + 1, "the upper half was not ranked on the lent reader"
+        assert len(lent) > before, "the upper half was not ranked on the lent reader"
         assert whole and [(row.id, row.rank) for row in halves] == [(row.id, row.rank) for row in whole]
         if limit == 500 and where is None:  # every match: both halves gave rows
             assert min(row.id for row in halves) < 200 < max(row.id for row in halves)
@@ -158,9 +158,9 @@ async def test_only_a_keyword_only_search_ranks_in_halves(
     halves: list[str] = []
     ranked = store._ranked_in_halves
 
-    def counted(conn: Any, expression: str, *rest: Any) -> list[ChunkRow]:
-        halves.append(expression)
-        return ranked(conn, expression, *rest)
+    def counted(conn: Any, query: Any, *rest: Any) -> list[ChunkRow]:
+        halves.append(query.expression)
+        return ranked(conn, query, *rest)
 
     monkeypatch.setattr(store, "_ranked_in_halves", counted)
     (workspace / "MEMORY.md").write_text("# Memory\n\n- Kafka consumers lag behind the billing topic.\n", encoding="utf-8")

@@ -12,6 +12,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...text.chunking import Chunk, ChunkMark
@@ -31,6 +32,7 @@ from ..records import (
     pack_vector,
     vector_rows,
 )
+from . import pruning
 from .cache import cache_vectors as cache_vectors
 from .cache import cached_vectors as cached_vectors
 from .cache import prune_cache as prune_cache
@@ -278,7 +280,7 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def keyword_search_sql(allowed: str | None = None, ids: str | None = None) -> str:
+def keyword_search_sql(allowed: str | None = None, ids: str | None = None, *, within: bool = False) -> str:
     """The BM25 query; kept apart from running it so it can be read and tested on its own.
 
     Ranking happens inside the FTS table and only the winners are joined to their text (joining first
@@ -288,10 +290,13 @@ def keyword_search_sql(allowed: str | None = None, ids: str | None = None) -> st
     id as well cost 1-4 %; tests/test_keyword_halves.py checks the order). ``allowed``, a filter's condition
     (:meth:`SearchFilter.sql`, its parameters after the MATCH expression), drops the other chunks before the
     limit. It is tested as ``+rowid``: a plain ``rowid IN`` makes FTS5 run the MATCH once per allowed id
-    (seconds at 100k chunks). ``ids``, ``"<"`` or ``">="``: only the chunks whose id is below, or from, a
-    parameter after the filter's; FTS5 reads only that range of each term's postings.
+    (seconds at 100k chunks). ``within``: only the chunks that a second MATCH expression (a parameter after the
+    filter's) matches are scored, still by the whole first one (:mod:`.pruning`). ``ids``, ``"<"`` or
+    ``">="``: only the chunks whose id is below, or from, a parameter after those; FTS5 reads only that range
+    of each term's postings.
     """
     only = "" if allowed is None else f" AND +rowid IN ({_allowed_ids(allowed)})"
+    only += " AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)" if within else ""
     only += "" if ids is None else f" AND rowid {ids} ?"
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
@@ -326,33 +331,59 @@ def keyword_search(
     alongside: Alongside | None = None,
 ) -> list[ChunkRow]:
     """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows, ties in id order.
-    ``counts`` (how many chunks hold each term) say when the query is large enough to rank the upper half of
-    the ids on the reader ``alongside`` lends, the lower half here (:data:`SPLIT_ROWS`)."""
+
+    ``counts`` (how many chunks hold each term) let it score only the chunks that hold the rarest terms when
+    that gives the same rows (:mod:`.pruning`), and say when the query is large enough to rank the upper half
+    of the ids on the reader ``alongside`` lends, the lower half here (:data:`SPLIT_ROWS`)."""
     if not terms:
         return []
     expression = match_expression(terms)
-    if alongside is not None and counts and sum(counts.get(term, 0) for term in set(terms)) >= SPLIT_ROWS:
-        return _ranked_in_halves(conn, expression, limit, where, alongside)
-    return _ranked(conn, expression, limit, where)
+    large = bool(counts) and sum((counts or {}).get(term, 0) for term in set(terms)) >= SPLIT_ROWS
+    lend = alongside if large else None
+
+    def ranked(within: str | None = None) -> list[ChunkRow]:
+        query = _Query(expression, limit, where, within)
+        return _ranked(conn, query) if lend is None else _ranked_in_halves(conn, query, lend)
+
+    if counts and (split := pruning.rarest_first(terms, counts, limit)) is not None:
+        rarest, rest = split
+        rows = ranked(match_expression(rarest))
+        if len(rows) == limit and pruning.clears(-rows[-1].rank, pruning.ceiling(terms, rest, counts, _rows_at_most(conn))):
+            return rows
+    return ranked()
 
 
-def _ranked_in_halves(
-    conn: Any, expression: str, limit: int, where: SearchFilter | None, alongside: Alongside
-) -> list[ChunkRow]:
+@dataclass(frozen=True)
+class _Query:
+    """One BM25 query's parameters: the MATCH expression, how many rows, the filter, and the expression the
+    scored chunks must match (:mod:`.pruning`), if any."""
+
+    expression: str
+    limit: int
+    where: SearchFilter | None
+    within: str | None = None
+
+
+def _rows_at_most(conn: Any) -> int:
+    """A count the index's rows never exceed: the largest chunk id (ids are positive), read off the end of its key."""
+    return int(conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+
+
+def _ranked_in_halves(conn: Any, query: _Query, alongside: Alongside) -> list[ChunkRow]:
     """:func:`_ranked` over the chunks below the middle id here and those from it up on the lent reader, at once:
     the best ``limit`` of both are the best ``limit`` of all, since a chunk's BM25 does not depend on the others
     ranked with it (FTS5 counts each term over the whole index either way). The two readers may start a moment
     apart, as a search's statements on one reader may: a write committed in between shows in one half only."""
     low, high = conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
     if low is None or low == high:
-        return _ranked(conn, expression, limit, where)
+        return _ranked(conn, query)
     middle = (low + high + 1) // 2
-    upper = alongside(lambda other: _ranked(other, expression, limit, where, (">=", middle)))
+    upper = alongside(lambda other: _ranked(other, query, (">=", middle)))
     if upper is None:
-        return _ranked(conn, expression, limit, where)
-    rows = _ranked(conn, expression, limit, where, ("<", middle)) + upper.result()
+        return _ranked(conn, query)
+    rows = _ranked(conn, query, ("<", middle)) + upper.result()
     rows.sort(key=lambda row: (row.rank, row.id))
-    return rows[:limit]
+    return rows[: query.limit]
 
 
 def texts_holding(conn: Any, term: str, limit: int) -> list[str]:
@@ -450,13 +481,13 @@ def _backwards(conn: Any) -> str:
     return f"temp.{_BACKWARDS}"
 
 
-def _ranked(
-    conn: Any, expression: str, limit: int, where: SearchFilter | None, ids: tuple[str, int] | None = None
-) -> list[ChunkRow]:
+def _ranked(conn: Any, query: _Query, ids: tuple[str, int] | None = None) -> list[ChunkRow]:
     """The BM25 query run (:func:`keyword_search_sql`); ``ids``: only the chunks whose id is ``<`` or ``>=`` this one."""
-    condition, params = _condition(where)
-    sql, bound = (keyword_search_sql(condition), ()) if ids is None else (keyword_search_sql(condition, ids[0]), (ids[1],))
-    rows = conn.execute(sql, (expression, *params, *bound, limit)).fetchall()
+    condition, params = _condition(query.where)
+    within = () if query.within is None else (query.within,)
+    bound = () if ids is None else (ids[1],)
+    sql = keyword_search_sql(condition, None if ids is None else ids[0], within=query.within is not None)
+    rows = conn.execute(sql, (query.expression, *params, *within, *bound, query.limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
 
 

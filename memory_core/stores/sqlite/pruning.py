@@ -1,0 +1,49 @@
+"""Which chunks a BM25 query need not score: the exact best ``limit`` of an OR query from fewer rows.
+
+FTS5 scores every chunk that holds any of a query's terms, at about 0.4 µs a chunk, and at 100k chunks
+the common terms' chunks are most of a search's time. A term adds less than ``idf × (k1 + 1)`` to a
+chunk's ``bm25()`` (its saturation part is below ``k1 + 1`` whatever the counts and lengths), so a chunk
+that holds only the common terms scores below the sum of theirs: its ceiling. The query is first ranked
+among the chunks that hold one of its rarest terms (scored, as always, by every term); when the last of
+the best ``limit`` found there scores above the others' ceiling, no other chunk can reach it and those are
+the best ``limit`` of all, ties in the same order. Otherwise the whole query is ranked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+FTS5_K1 = 1.2  # bm25()'s term-frequency saturation in FTS5 (fixed)
+FTS5_IDF_FLOOR = 1e-6  # FTS5's IDF for a term in half the rows or more
+
+
+def rarest_first(terms: Sequence[str], counts: Mapping[str, int], limit: int) -> tuple[list[str], list[str]] | None:
+    """``terms`` (distinct) split into the rarest that together are held ``limit`` times or more, which a
+    chunk must hold to be scored, and the rest, whose ceiling the best ``limit`` must clear; None when
+    nothing would be left out. Terms no chunk holds are in neither."""
+    held = sorted((term for term in dict.fromkeys(terms) if counts.get(term, 0) > 0), key=lambda term: counts[term])
+    total = 0
+    for end, term in enumerate(held, start=1):
+        total += counts[term]
+        if total >= limit:
+            return (held[:end], held[end:]) if end < len(held) else None
+    return None
+
+
+def ceiling(terms: Sequence[str], left_out: Sequence[str], counts: Mapping[str, int], rows_at_most: int) -> float:
+    """What a chunk holding none of the query's terms but ``left_out`` can score at most, as a strength
+    (``-bm25()``): each of them, as often as ``terms`` asks it, at FTS5's IDF (``rows_at_most``, not fewer
+    than the index's rows, can only raise it) times ``k1 + 1``."""
+    out = set(left_out)
+    return sum(_idf(counts[term], rows_at_most) * (FTS5_K1 + 1.0) for term in terms if term in out)
+
+
+def clears(strength: float, bound: float) -> bool:
+    """Whether a chunk of this strength stays ahead of every chunk under ``bound`` (with room for rounding)."""
+    return strength > bound * (1.0 + 1e-9) + 1e-12
+
+
+def _idf(rows: int, total: int) -> float:
+    """FTS5's IDF, or more: it is never below the floor FTS5 gives a term in half the rows or more."""
+    return max(math.log((total - rows + 0.5) / (rows + 0.5)), FTS5_IDF_FLOOR)
