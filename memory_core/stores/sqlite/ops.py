@@ -292,12 +292,13 @@ def keyword_search_sql(allowed: str | None = None, ids: str | None = None, *, wi
     limit. It is tested as ``+rowid``: a plain ``rowid IN`` makes FTS5 run the MATCH once per allowed id
     (seconds at 100k chunks). ``within``: only the chunks that a second MATCH expression (a parameter after the
     filter's) matches are scored, still by the whole first one (:mod:`.pruning`). ``ids``, ``"<"`` or
-    ``">="``: only the chunks whose id is below, or from, a parameter after those; FTS5 reads only that range
-    of each term's postings.
+    ``">="``: only the chunks whose id is below, or from, a parameter after each MATCH expression; FTS5 reads
+    only that range of each term's postings.
     """
     only = "" if allowed is None else f" AND +rowid IN ({_allowed_ids(allowed)})"
-    only += " AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)" if within else ""
-    only += "" if ids is None else f" AND rowid {ids} ?"
+    bound = "" if ids is None else f" AND rowid {ids} ?"
+    only += f" AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?{bound})" if within else ""
+    only += bound
     return (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.score "
         f"FROM (SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ?{only} "
@@ -484,8 +485,8 @@ def _backwards(conn: Any) -> str:
 def _ranked(conn: Any, query: _Query, ids: tuple[str, int] | None = None) -> list[ChunkRow]:
     """The BM25 query run (:func:`keyword_search_sql`); ``ids``: only the chunks whose id is ``<`` or ``>=`` this one."""
     condition, params = _condition(query.where)
-    within = () if query.within is None else (query.within,)
     bound = () if ids is None else (ids[1],)
+    within = () if query.within is None else (query.within, *bound)
     sql = keyword_search_sql(condition, None if ids is None else ids[0], within=query.within is not None)
     rows = conn.execute(sql, (query.expression, *params, *within, *bound, query.limit)).fetchall()
     return [ChunkRow(*row) for row in rows]
