@@ -346,11 +346,13 @@ def keyword_search(
         query = _Query(expression, limit, where, within)
         return _ranked(conn, query) if lend is None else _ranked_in_halves(conn, query, lend)
 
-    if counts and (split := pruning.rarest_first(terms, counts, limit)) is not None:
-        rarest, rest = split
-        rows = ranked(match_expression(rarest))
-        if len(rows) == limit and pruning.clears(-rows[-1].rank, pruning.ceiling(terms, rest, counts, _rows_at_most(conn))):
-            return rows
+    if counts and len(counts) > 1:
+        rows_at_most = _rows_at_most(conn)
+        if (split := pruning.rarest_first(terms, counts, limit, rows_at_most)) is not None:
+            rarest, rest = split
+            rows = ranked(match_expression(rarest))
+            if len(rows) == limit and pruning.clears(-rows[-1].rank, pruning.ceiling(terms, rest, counts, rows_at_most)):
+                return rows
     return ranked()
 
 
