@@ -81,6 +81,7 @@ async def test_a_query_ranked_in_halves_gives_the_rows_of_the_query_ranked_whole
     index: IndexDatabase, lent: list[Any], monkeypatch: pytest.MonkeyPatch, where: SearchFilter | None, limit: int
 ) -> None:
     monkeypatch.setattr(store, "SPLIT_ROWS", 1)
+    monkeypatch.setattr(store, "PRUNE_ROWS", 1)  # each half pruned too, when the rarest terms allow it
     for terms in QUERIES:
 
         def both(conn: Any, terms: list[str] = terms) -> tuple[list[ChunkRow], list[ChunkRow]]:

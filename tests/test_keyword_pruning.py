@@ -35,6 +35,12 @@ def _texts(rng: random.Random, count: int) -> list[str]:
     return texts
 
 
+@pytest.fixture(autouse=True)
+def prune_small_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are small: prune whatever the left-out terms' counts (the bar has its own test)."""
+    monkeypatch.setattr(store, "PRUNE_ROWS", 1)
+
+
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory: pytest.TempPathFactory) -> Any:
     rng = random.Random(11)
@@ -84,6 +90,17 @@ def test_a_query_over_a_common_and_a_rare_word_scores_only_the_rare_words_chunks
     assert pruning.rarest_first(terms, store.term_counts(conn, terms), 8, 900) == (["zookeeper"], ["standup"])
     ranked = _statements(conn, lambda: _pruned(conn, terms, 8))
     assert len(ranked) == 1 and "MATCH '\"zookeeper\"'" in ranked[0], ranked  # one query, scoring the rare word's chunks
+
+
+def test_a_query_whose_left_out_terms_few_chunks_hold_is_ranked_whole(conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    terms = ["standup", "zookeeper"]
+    held = store.term_counts(conn, ["standup"])["standup"]
+    monkeypatch.setattr(store, "PRUNE_ROWS", held + 1)
+    ranked = _statements(conn, lambda: _pruned(conn, terms, 8))
+    assert len(ranked) == 1 and "+rowid IN" not in ranked[0], ranked
+    monkeypatch.setattr(store, "PRUNE_ROWS", held)
+    ranked = _statements(conn, lambda: _pruned(conn, terms, 8))
+    assert len(ranked) == 1 and "+rowid IN" in ranked[0], ranked
 
 
 def test_rows_that_do_not_clear_the_ceiling_fall_back_to_the_whole_query(tmp_path: Path) -> None:

@@ -323,6 +323,13 @@ def _condition(where: SearchFilter | None) -> tuple[str | None, tuple[str, ...]]
 SPLIT_ROWS = 5_000
 
 
+# A query is first ranked among the chunks holding its rarest terms (:mod:`.pruning`) only when the terms it leaves
+# out are held this many times or more: the chunks it may leave unscored. Below it the second MATCH cost more than
+# it saved (BM25 11-44 % slower on the robustness sets' indexes of 1,500 to 9,000 chunks); with it they rank as
+# fast as before, and perf's 100k-chunk store keeps the whole gain (docs/benchmarks.md).
+PRUNE_ROWS = 5_000
+
+
 def keyword_search(
     conn: Any,
     terms: Sequence[str],
@@ -334,8 +341,9 @@ def keyword_search(
     """The ``limit`` best chunks by BM25 for the OR of ``terms`` among those ``where`` allows, ties in id order.
 
     ``counts`` (how many chunks hold each term) let it score only the chunks that hold the rarest terms when
-    that gives the same rows (:mod:`.pruning`), and say when the query is large enough to rank the upper half
-    of the ids on the reader ``alongside`` lends, the lower half here (:data:`SPLIT_ROWS`)."""
+    that gives the same rows and the others are many (:mod:`.pruning`, :data:`PRUNE_ROWS`), and say when the
+    query is large enough to rank the upper half of the ids on the reader ``alongside`` lends, the lower half
+    here (:data:`SPLIT_ROWS`)."""
     if not terms:
         return []
     expression = match_expression(terms)
@@ -346,9 +354,10 @@ def keyword_search(
         query = _Query(expression, limit, where, within)
         return _ranked(conn, query) if lend is None else _ranked_in_halves(conn, query, lend)
 
-    if counts and len(counts) > 1:
+    if counts and len(counts) > 1 and sum(counts.values()) >= PRUNE_ROWS:  # else the terms left out are fewer
         rows_at_most = _rows_at_most(conn)
-        if (split := pruning.rarest_first(terms, counts, limit, rows_at_most)) is not None:
+        split = pruning.rarest_first(terms, counts, limit, rows_at_most)
+        if split is not None and sum(counts[term] for term in split[1]) >= PRUNE_ROWS:
             rarest, rest = split
             rows = ranked(match_expression(rarest))
             if len(rows) == limit and pruning.clears(-rows[-1].rank, pruning.ceiling(terms, rest, counts, rows_at_most)):

@@ -12,6 +12,7 @@ the best ``limit`` of all, ties in the same order. Otherwise the whole query is 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 FTS5_K1 = 1.2  # bm25()'s term-frequency saturation in FTS5 (fixed)
@@ -29,11 +30,15 @@ def rarest_first(
     alone has a higher ceiling than all the rest together: then the best ``limit`` of the chunks holding them
     nearly always clear it. Splitting wherever the counts allow made 99 of 175 Chinese and Japanese queries
     (many grams of like rarity) rank twice, and their searches 1.2 times as slow (docs/benchmarks.md)."""
-    held = sorted((term for term in dict.fromkeys(terms) if counts.get(term, 0) > 0), key=lambda term: counts[term])
+    times = Counter(terms)
+    held = sorted((term for term in times if counts.get(term, 0) > 0), key=lambda term: counts[term])
+    alone = {term: _idf(counts[term], rows_at_most) * (FTS5_K1 + 1.0) for term in held}  # each term's own ceiling
+    rest = sum(alone[term] * times[term] for term in held)  # the ceiling of the terms not kept yet
     total = 0
     for end, term in enumerate(held[:-1], start=1):
         total += counts[term]
-        if total >= limit and ceiling(terms, held[end:], counts, rows_at_most) < ceiling([term], [term], counts, rows_at_most):
+        rest -= alone[term] * times[term]
+        if total >= limit and rest < alone[term]:
             return held[:end], held[end:]
     return None
 
