@@ -347,8 +347,7 @@ def keyword_search(
     if not terms:
         return []
     expression = match_expression(terms)
-    large = bool(counts) and sum((counts or {}).get(term, 0) for term in set(terms)) >= SPLIT_ROWS
-    lend = alongside if large else None
+    lend = alongside if counts and sum(counts.get(term, 0) for term in set(terms)) >= SPLIT_ROWS else None
 
     def ranked(within: str | None = None) -> list[ChunkRow]:
         query = _Query(expression, limit, where, within)

@@ -32,7 +32,7 @@ def rarest_first(
     (many grams of like rarity) rank twice, and their searches 1.2 times as slow (docs/benchmarks.md)."""
     times = Counter(terms)
     held = sorted((term for term in times if counts.get(term, 0) > 0), key=lambda term: counts[term])
-    alone = {term: _idf(counts[term], rows_at_most) * (FTS5_K1 + 1.0) for term in held}  # each term's own ceiling
+    alone = {term: _term_ceiling(counts[term], rows_at_most) for term in held}  # each term's own, asked once
     rest = sum(alone[term] * times[term] for term in held)  # the ceiling of the terms not kept yet
     total = 0
     for end, term in enumerate(held[:-1], start=1):
@@ -48,7 +48,7 @@ def ceiling(terms: Sequence[str], left_out: Sequence[str], counts: Mapping[str, 
     (``-bm25()``): each of them, as often as ``terms`` asks it, at FTS5's IDF (``rows_at_most``, not fewer
     than the index's rows, can only raise it) times ``k1 + 1``."""
     out = set(left_out)
-    return sum(_idf(counts[term], rows_at_most) * (FTS5_K1 + 1.0) for term in terms if term in out)
+    return sum(_term_ceiling(counts[term], rows_at_most) for term in terms if term in out)
 
 
 def clears(strength: float, bound: float) -> bool:
@@ -56,6 +56,7 @@ def clears(strength: float, bound: float) -> bool:
     return strength > bound * (1.0 + 1e-9) + 1e-12
 
 
-def _idf(rows: int, total: int) -> float:
-    """FTS5's IDF, or more: it is never below the floor FTS5 gives a term in half the rows or more."""
-    return max(math.log((total - rows + 0.5) / (rows + 0.5)), FTS5_IDF_FLOOR)
+def _term_ceiling(rows: int, total: int) -> float:
+    """What one term that ``rows`` of at most ``total`` chunks hold adds to a chunk's strength at most: FTS5's IDF
+    (or more: never below the floor FTS5 gives a term in half the rows or more) times ``k1 + 1``."""
+    return max(math.log((total - rows + 0.5) / (rows + 0.5)), FTS5_IDF_FLOOR) * (FTS5_K1 + 1.0)
