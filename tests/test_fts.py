@@ -20,6 +20,7 @@ from memdex.memory_core.search.scoring import (
     term_coverage,
     weigh_terms,
 )
+from memdex.memory_core.stores import bm25
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.ops import match_expression
 from memdex.memory_core.text.segments import index_text
@@ -217,6 +218,26 @@ def test_bm25_idf_is_fts5s_own_and_zero_where_fts5_floors_it() -> None:
     assert bm25_idf(1, 100) == pytest.approx(math.log(99.5 / 1.5))
     assert bm25_idf(49, 100) > 0.0
     assert bm25_idf(50, 100) == 0.0 and bm25_idf(100, 100) == 0.0  # FTS5: 1e-6 from half the chunks up
+
+
+def test_bm25_parameters_and_idf_are_fts5s_own(fts: Any) -> None:
+    """What every store and the Python scores read (stores/bm25.py) gives FTS5's bm25() to the last digits,
+    over chunks of several lengths and counts, a term in half the rows (floored) among them."""
+    fts.execute("DELETE FROM t")
+    texts = ["kafka lag", "kafka kafka kafka broker lag lag", "broker", "standup notes kafka today", "lag", "standup"]
+    fts.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts, start=1)))
+    lengths = [len(text.split()) for text in texts]
+    average = sum(lengths) / len(texts)
+    held = {term: sum(term in text.split() for text in texts) for term in ("kafka", "lag", "broker")}
+    assert held["kafka"] * 2 == len(texts) and bm25.idf(held["kafka"], len(texts)) == bm25.IDF_FLOOR
+    for rowid, rank in fts.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH 'kafka OR lag OR broker'"):
+        words = texts[rowid - 1].split()
+        norm = 1 - bm25.B + bm25.B * lengths[rowid - 1] / average
+        expected = sum(
+            bm25.idf(rows, len(texts)) * words.count(term) * (bm25.K1 + 1) / (words.count(term) + bm25.K1 * norm)
+            for term, rows in held.items()
+        )
+        assert -rank == pytest.approx(expected, rel=1e-9), texts[rowid - 1]
 
 
 def test_coverage_idf_never_reaches_zero_and_falls_with_frequency() -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from memdex.memory_core.config_sections import QuerySettings
 from memdex.memory_core.search.ranking import SHARE_IN_FUSION, decay, keyword_score, rank_hybrid, rank_keyword
-from memdex.memory_core.search.scoring import K1, TermWeights, answer_share, bm25_share, soft_cap, weigh_terms
+from memdex.memory_core.search.scoring import TermWeights, answer_share, bm25_share, soft_cap, weigh_terms
+from memdex.memory_core.stores.bm25 import K1
 from memdex.memory_core.stores.records import ChunkRow
 
 TODAY = dt.date(2026, 6, 30)

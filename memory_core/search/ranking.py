@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..config_sections import QuerySettings
+from ..stores.bm25 import K1
 from ..stores.filters import log_date
 from ..stores.records import ChunkRow
 from ..text.terms import stems
-from .scoring import K1, TermWeights, answer_share, bm25_share, bm25_strength, held_terms, soft_cap, term_coverage
+from .scoring import TermWeights, answer_share, bm25_share, bm25_strength, held_terms, soft_cap, term_coverage
 
 # The part of hybrid search's keyword side that is BM25's share of the query (:func:`fusion_keyword_score`).
 # Measured on every set x variant, hybrid 0.2/0.8 (bench/robustness.py), against none: nDCG@10 on SciFact's

@@ -10,21 +10,16 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..stores.bm25 import K1, B, floored, idf
 from ..text.segments import is_gram
 from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
 
-K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation, FTS5's values
 # A word of n Han or kana characters is n - 1 overlapping grams, each counted again wherever the word repeats,
 # so FTS5's k1 lets a paragraph that repeats a few words outrank the one that holds the question's words.
 # A lower saturation for grams, keyword only: JSQuAD nDCG@10 0.939 -> 0.9497, CMRC 0.993 -> 0.991; what the
 # agent reads, answer read, JSQuAD 0.984 -> 0.987 and CMRC 0.934 -> 0.938 (0.2-1.2 measured:
 # docs/benchmarks.md). Words of every other script keep FTS5's k1.
 K1_GRAMS = 0.3
-
-
-def floored(rows: int, total: int) -> bool:
-    """Whether FTS5's BM25 floors the IDF of a term that ``rows`` of ``total`` chunks hold (to 1e-6): from half up."""
-    return 2 * rows >= total
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -43,7 +38,7 @@ def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limi
 
 def bm25_idf(rows: int, total: int) -> float:
     """FTS5's own IDF for a term that ``rows`` of ``total`` chunks hold; 0 from half the chunks up (FTS5: 1e-6)."""
-    return 0.0 if floored(rows, total) else math.log((total - rows + 0.5) / (rows + 0.5))
+    return 0.0 if floored(rows, total) else idf(rows, total)
 
 
 def coverage_idf(rows: int, total: int) -> float:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...text.segments import index_text
+from .. import bm25
 from ..base import ENDING_MIN, Alongside
 from ..filters import SearchFilter, prefix_end
 from ..records import ChunkRow
@@ -19,6 +20,16 @@ from .connection import PgConn
 from .schema import CHUNK_COLUMNS, filter_condition
 
 BLOCK_CHUNKS = 128  # chunks per doclist block: rows of a common term stay under a page (toast_tuple_target)
+
+# One term's part of a chunk's BM25: its hit ``h`` (tf, doc_len), its row count ``df.n``, the index's ``stats``.
+_IDF = (
+    f"CASE WHEN 2 * df.n >= stats.n THEN {bm25.IDF_FLOOR!r}::float8 "
+    "ELSE ln((stats.n - df.n + 0.5::float8) / (df.n + 0.5::float8)) END"
+)
+_TERM_BM25 = (
+    f"({_IDF}) * (h.tf * ({bm25.K1!r}::float8 + 1.0::float8)) / (h.tf + {bm25.K1!r}::float8 "
+    f"* (1.0::float8 - {bm25.B!r}::float8 + {bm25.B!r}::float8 * h.doc_len / stats.avgdl))"
+)
 
 # Writes -----------------------------------------------------------------------------------------
 
@@ -201,18 +212,13 @@ def keyword_search(
 def _ranked(
     conn: PgConn, terms: Sequence[str], limit: int, where: SearchFilter | None, counts: Mapping[str, int]
 ) -> list[ChunkRow]:
-    """BM25 as FTS5 computes it (k1 = 1.2, b = 0.75, IDF floored at 1e-6, lengths in tokens), in float8,
-    ties in chunk-id order; ``where`` keeps its chunks before the limit."""
+    """BM25 as FTS5 computes it (:mod:`..bm25`; lengths in tokens), in float8, ties in chunk-id order; ``where``
+    keeps its chunks before the limit."""
     hits, params = _hits(conn, terms)
     if not hits:
         return []
     held = [q for q, term in enumerate(terms) if counts.get(term)]
-    score = (
-        "SELECT h.chunk_id, sum(greatest(ln((stats.n - df.n + 0.5::float8) / (df.n + 0.5::float8)), 1e-6::float8) "
-        "* (h.tf * (1.2::float8 + 1.0::float8)) / (h.tf + 1.2::float8 * (1.0::float8 - 0.75::float8 "
-        f"+ 0.75::float8 * h.doc_len / stats.avgdl))) AS score FROM ({hits}) h JOIN df USING (q) CROSS JOIN stats "
-        "GROUP BY h.chunk_id"
-    )
+    score = f"SELECT h.chunk_id, sum({_TERM_BM25}) AS score FROM ({hits}) h JOIN df USING (q) CROSS JOIN stats GROUP BY h.chunk_id"
     head = (
         "WITH stats AS (SELECT rows::float8 AS n, tokens::float8 / greatest(rows, 1)::float8 AS avgdl "
         "FROM memdex_fts_stats WHERE index_id = %s), "

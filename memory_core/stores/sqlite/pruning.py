@@ -11,12 +11,10 @@ the best ``limit`` of all, ties in the same order. Otherwise the whole query is 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-FTS5_K1 = 1.2  # bm25()'s term-frequency saturation in FTS5 (fixed)
-FTS5_IDF_FLOOR = 1e-6  # FTS5's IDF for a term in half the rows or more
+from .. import bm25
 
 
 def rarest_first(
@@ -58,5 +56,5 @@ def clears(strength: float, bound: float) -> bool:
 
 def _term_ceiling(rows: int, total: int) -> float:
     """What one term that ``rows`` of at most ``total`` chunks hold adds to a chunk's strength at most: FTS5's IDF
-    (or more: never below the floor FTS5 gives a term in half the rows or more) times ``k1 + 1``."""
-    return max(math.log((total - rows + 0.5) / (rows + 0.5)), FTS5_IDF_FLOOR) * (FTS5_K1 + 1.0)
+    times ``k1 + 1``."""
+    return bm25.idf(rows, total) * (bm25.K1 + 1.0)
