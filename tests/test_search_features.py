@@ -585,6 +585,44 @@ async def test_a_word_finds_the_note_that_holds_another_form_of_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
+DAILY_NOTES = {  # a month of one-line notes, as memory is written: the billing decision is one line among them
+    "memory/2026-09-14.md": "- Chose PostgreSQL 17 as the billing database: its logical replication feeds the reports.\n",
+    "memory/2026-09-15.md": "- The search service caches its results in Redis for an hour.\n- Dana reviewed the onboarding flow.\n",
+    "memory/2026-09-16.md": "- Billing emails the invoices on the first day of each month.\n- Lukas rotated the backup keys.\n",
+    "memory/2026-09-17.md": "- The analytics database moved to the new cluster.\n- Standup is at 10:00 from now on.\n",
+    "memory/2026-09-18.md": "- Every service logs to Loki; alerts go to the on-call channel.\n",
+    "memory/2026-09-19.md": "- Dana asked for written proposals before any meeting about pricing.\n",
+}
+LONG_QUESTIONS = (
+    "what did we decide about the database for the billing service and why?",
+    "remind me what we decided about which database the billing service should use, who chose it, what the "
+    "alternatives were and why we went with it in the end",
+)
+
+
+@pytest.mark.parametrize("asked", LONG_QUESTIONS, ids=["the issue's question", "a thirty-word question"])
+async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
+    make_engine: MakeEngine, write: Write, asked: str
+) -> None:
+    """Long questions over short notes: the note that holds the question's two rarest words ("billing",
+    "database") is answered first, though it holds a small share of a long question's words; the notes that
+    hold one of them follow it with lower scores, and a question as long on another topic gets nothing."""
+    for path, text in DAILY_NOTES.items():
+        write(path, f"# {path[7:17]}\n\n{text}")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        answer = await engine.search(asked)
+        other = await engine.search(
+            "which recipe did grandma use for the apple pie she baked at the family reunion by the lake last summer?"
+        )
+    paths = [hit.path for hit in answer.results]
+    assert paths[0] == "memory/2026-09-14.md", answer.warning
+    assert {"memory/2026-09-16.md", "memory/2026-09-17.md"} <= set(paths[1:])  # "billing" alone, "database" alone
+    scores = [hit.score for hit in answer.results]
+    assert scores[0] > scores[1] and scores[0] < 1.0, scores
+    assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# English words that carry no retrieval signal in questions.
+# English words that carry no retrieval signal in questions: articles, prepositions, pronouns, question words,
+# conjunctions, auxiliaries. Not "may" (the month), "mine", "up", "down", "out", "off", "over" (a site is down).
 _ENGLISH = (
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my "
     "of on or our she he her his him so that the their them they this to was we were what when where which who whom "
-    "why will with would you your"
+    "why will with would you your "
+    "about after against although am among another any because before being between both during each either "
+    "every few having here hers herself himself itself more most must myself neither no nor not once only other "
+    "ours ourselves own same should since some such than then there these those though through too toward towards "
+    "unless until upon us very whether while whose within without yours yourself yourselves themselves theirs "
+    "also just again"
 )
 # Articles, prepositions, pronouns, question words, conjunctions, the common forms of "be" and "have", and the
 # elided forms a query cuts at the apostrophe (qu'est, dell'anno).
