@@ -227,7 +227,7 @@ def test_title_note_keeps_only_the_title_as_heading_and_body() -> None:
 
 
 def test_first_words_keeps_three_content_words() -> None:
-    assert first_words("What problems and concerns are there in making titles?") == "problems concerns there"
+    assert first_words("What problems and concerns are there in making titles?") == "problems concerns making"
     assert first_words("Is it?") == "Is it?"  # only stop words: memdex searches none, the query stays as asked
     # CJK: stop words cut out, the first 6 characters of the runs left (3 two-character "words").
     assert first_words("乌龙茶是什么茶？") == "乌龙茶 茶"
@@ -273,7 +273,7 @@ def test_query_variants_keep_the_files_index_and_judgements(locomo_dir: Path) ->
     q3 = apply_variant(suite, "q3")
     assert q3 is not None and q3.folder == "toy" and q3.workspaces[0].files == suite.workspaces[0].files
     (query,) = q3.workspaces[0].queries
-    assert query.text == "about tea" and query.relevant == suite.workspaces[0].queries[0].relevant
+    assert query.text == "tea" and query.relevant == suite.workspaces[0].queries[0].relevant
     chat = load_locomo(locomo_dir)
     assert apply_variant(chat, "titles") is None
     typo = apply_variant(chat, "typo")
