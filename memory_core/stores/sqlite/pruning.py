@@ -56,5 +56,6 @@ def clears(strength: float, bound: float) -> bool:
 
 def _term_ceiling(rows: int, total: int) -> float:
     """What one term that ``rows`` of at most ``total`` chunks hold adds to a chunk's strength at most: FTS5's IDF
-    times ``k1 + 1``."""
-    return bm25.idf(rows, total) * (bm25.K1 + 1.0)
+    (at least its floor, which FTS5 gives when the index's own row count makes the term held by half) times
+    ``k1 + 1``."""
+    return max(bm25.idf(rows, total), bm25.IDF_FLOOR) * (bm25.K1 + 1.0)
