@@ -608,7 +608,7 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
     "database") is answered first, though it holds a small share of a long question's words; the notes that
     hold one of them follow it with lower scores, and a question as long on another topic gets nothing."""
     for path, text in DAILY_NOTES.items():
-        write(path, f"# {path[7:17]}\n\n{text}")
+        write(path, f"# {Path(path).stem}\n\n{text}")
     async with make_engine(embedding={"provider": "none"}) as engine:
         await synced(engine)
         answer = await engine.search(asked)
