@@ -623,6 +623,27 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [("can you tell me when the invoices are due?", "memory/2026-09-16.md"),
+     ("what did I mention about Loki?", "memory/2026-09-18.md")],
+    ids=["tell me", "mention"],
+)  # fmt: skip
+async def test_a_question_is_answered_by_what_it_asks_for_not_by_the_word_that_frames_it(
+    make_engine: MakeEngine, write: Write, asked: str, answer: str
+) -> None:
+    """In a small memory a note that says "tell" or "mention" is as rare as the one about invoices: the framing
+    word ranked it first, or level with the answer."""
+    for path, text in DAILY_NOTES.items():
+        write(path, f"# {Path(path).stem}\n\n{text}")
+    write(LONG_TERM, "# Memory\n\n- Tell Dana about outages at once.\n- Mention the release in every standup.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search(asked)
+    assert [hit.path for hit in found.results][:1] == [answer], found.warning
+    assert LONG_TERM not in [hit.path for hit in found.results]
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

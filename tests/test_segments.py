@@ -173,11 +173,27 @@ def test_an_english_question_drops_its_prepositions_and_determiners_but_not_word
     assert query_terms("what did we decide about the database for the billing service and why?") == [
         "decide", "database", "billing", "service"
     ]  # fmt: skip
-    assert query_terms("which of these notes say something else about any other project, since then?") == [
-        "notes", "say", "something", "else", "project"
+    assert query_terms("which of these notes hold something else about any other project, since then?") == [
+        "notes", "hold", "something", "else", "project"
     ]  # fmt: skip
     assert query_terms("what happened in May?") == ["happened", "may"]  # the month
     assert query_terms("when was the site down, and was it out of memory?") == ["site", "down", "out", "memory"]
+
+
+def test_an_english_question_searches_what_it_asks_for_not_the_words_that_frame_it() -> None:
+    """"Tell", "describe", "how many", "what kind of": the note that answers holds the trip or the count, not the
+    framing word. They are searched when nothing else is asked; "type" names a thing unless "of" follows."""
+    assert query_terms("can you tell me when the invoices go out?") == ["invoices", "go", "out"]
+    assert query_terms("How did Caroline describe her trip, and what did Mel say about it?") == [
+        "caroline", "trip", "mel"
+    ]  # fmt: skip
+    assert query_terms("how many kids does Mel have, and what kind of car?") == ["kids", "mel", "car"]
+    assert query_terms("what type of diet helps with type 2 diabetes?") == ["type", "diet", "helps", "2", "diabetes"]
+    assert query_terms("tell me") == ["tell"]
+    assert query_terms("what did I mention?") == ["mention"]
+    assert query_terms("Caroline remembers the trip; it reminds her of home") == [
+        "caroline", "remembers", "trip", "reminds", "home"
+    ]  # fmt: skip
 
 
 def test_indic_words_keep_their_vowel_signs() -> None:

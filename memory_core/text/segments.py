@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
-from .stopwords import QUERY_STOPWORDS, foreign_function_words
+from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
@@ -237,7 +237,8 @@ def _is_acronym(piece: str) -> bool:
 def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     """(term, :data:`Weight`) for every term of a query, in order; each term is one token of
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased. A lone CJK character right after
-    a number is its counter (``5月``, ``3つ``): weak, since the number says what it means."""
+    a number is its counter (``5月``, ``3つ``): weak, since the number says what it means; so is an English word
+    that frames the question (:func:`.stopwords.frames_question`: "tell", "describe", "kind" before "of")."""
     text = fold(unicodedata.normalize("NFKC", text))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
@@ -245,7 +246,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     matches = list(_PIECE.finditer(text))
     words = [m.group(0).lower() for m in matches if m.lastgroup == "word" and not (capitals and _is_acronym(m.group(0)))]
     foreign = foreign_function_words(words)
-    for match in matches:
+    for at, match in enumerate(matches):
         piece = match.group(0)
         kind = match.lastgroup
         if kind == "cjk" and len(piece) == 1 and match.start() == number_end:
@@ -261,6 +262,8 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             word = piece.lower()
             if (word in QUERY_STOPWORDS or word in foreign) and not (capitals and _is_acronym(piece)):
                 yield word, STOP
+            elif frames_question(word, matches[at + 1].group(0).lower() if at + 1 < len(matches) else ""):
+                yield word, WEAK
             else:
                 yield stem_of(word) or word, WORD  # a word of a stemmed script (Russian, Arabic, ...): its stem
             if piece.isdigit():

@@ -7,7 +7,8 @@ French, Spanish, Portuguese, Italian, German and Dutch are dropped from a query 
 "die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than ``a`` and ``i``
 are never dropped (vitamin D, T cells, E. coli), nor is a word in capitals in a query that is not
 (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
-scripts are segmented (:mod:`.segments`).
+scripts are segmented (:mod:`.segments`). English words that frame a question ("tell me", "describe", "how
+many", "what kind of") are searched only when a query has no other word (:func:`frames_question`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,18 @@ _ARABIC = (
     "هم نحن انا انت انتم لم لن قد ثم بين عند كل اي"
 )
 ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
+# English words that frame a question rather than name what it asks for: the verbs that ask for what someone
+# said ("how did Caroline describe her trip", "can you tell me", "what did Dana say") and the words that ask
+# for a count or a kind ("how many", "what kind of"). The notes that answer hold the trip, the count or the
+# kind, seldom the framing word; where a note does ("Tell Dana about outages"), a small memory weighed it as
+# rare as a name. A query searches them only when it has no other word ("tell me"). Not "remember" or "remind",
+# which notes answer in their own words ("it reminds me of home").
+_FRAMING = (
+    "describe described mention mentioned say says said tell told suggest suggested explain discuss discussed "
+    "know many much according"
+)
+_KINDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})  # framing only before "of": "type 2 diabetes"
+_FRAMING_WORDS = frozenset(_FRAMING.split())
 # Every word a query drops when other terms remain, whatever its language (lower-cased as a query's words are).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
 _LATIN_SCRIPT = tuple(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _GERMAN, _DUTCH))
@@ -100,3 +113,9 @@ def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
         if len(found) >= 2 and len(found) > english:
             dropped.update(found)
     return frozenset(dropped)
+
+
+def frames_question(word: str, following: str) -> bool:
+    """Whether ``word`` (lower-cased), followed in an English query by ``following``, frames the question
+    rather than names what it asks for: searched only when the query has no other word."""
+    return word in _FRAMING_WORDS or (word in _KINDS and following == "of")
