@@ -87,7 +87,7 @@ def _statements(conn: Any, run: Any) -> list[str]:
 
 def test_a_query_over_a_common_and_a_rare_word_scores_only_the_rare_words_chunks(conn: Any) -> None:
     terms = ["standup", "zookeeper"]
-    assert pruning.rarest_first(terms, store.term_counts(conn, terms), 8, 900) == (["zookeeper"], ["standup"])
+    assert pruning.rarest_first(terms, store.term_counts(conn, terms), 8, 900)[:2] == (["zookeeper"], ["standup"])
     ranked = _statements(conn, lambda: _pruned(conn, terms, 8))
     assert len(ranked) == 1 and "MATCH '\"zookeeper\"'" in ranked[0], ranked  # one query, scoring the rare word's chunks
 
@@ -119,7 +119,7 @@ def test_rows_that_do_not_clear_the_ceiling_fall_back_to_the_whole_query(tmp_pat
     terms = ["sharding", "billing"]
     counts = store.term_counts(conn, terms)
     assert counts == {"sharding": 2, "billing": 3}
-    assert pruning.rarest_first(terms, counts, 2, 40) == (["sharding"], ["billing"])
+    assert pruning.rarest_first(terms, counts, 2, 40)[:2] == (["sharding"], ["billing"])
     whole = _whole(conn, terms, 2)
     assert {cid for cid, _ in whole} & {4, 21}, "a chunk without the rare word is among the best two"
     ranked = _statements(conn, lambda: _pruned(conn, terms, 2))
@@ -129,17 +129,19 @@ def test_rows_that_do_not_clear_the_ceiling_fall_back_to_the_whole_query(tmp_pat
 
 
 def test_rarest_first_and_the_ceiling() -> None:
-    counts = {"rare": 3, "mid": 40, "common": 900, "absent": 0, "twin": 40}
-    assert pruning.rarest_first(["common", "rare", "mid", "absent"], counts, 10, 1000) == (["rare", "mid"], ["common"])
-    assert pruning.rarest_first(["common", "rare"], counts, 3, 1000) == (["rare"], ["common"])
+    counts = {"rare": 3, "mid": 40, "common": 900, "absent": 0, "twin": 40, "rarer": 1}
+    split = pruning.rarest_first(["common", "rare", "mid", "absent"], counts, 10, 1000)
+    assert split is not None and split[:2] == (["rare", "mid"], ["common"])
+    assert split.ceiling == pytest.approx(2.2e-6)  # FTS5's IDF floor, times k1 + 1
+    assert pruning.rarest_first(["common", "rare"], counts, 3, 1000)[:2] == (["rare"], ["common"])
     assert pruning.rarest_first(["rare", "mid"], counts, 50, 1000) is None  # every term is needed to fill the rows
     assert pruning.rarest_first(["rare"], counts, 1, 1000) is None  # nothing to leave out
     # the rest's ceiling must fall below the least rare kept term's: one as rare as it is not left out
     assert pruning.rarest_first(["mid", "twin"], counts, 10, 1000) is None
     assert pruning.rarest_first(["rare", "mid", "twin"], counts, 3, 1000) is None  # 'rare' is below 'mid' and 'twin' together
-    assert pruning.rarest_first(["rare", "mid", "common"], counts, 3, 1000) == (["rare"], ["mid", "common"])
-    one = pruning.ceiling(["rare", "mid"], ["mid"], counts, 1000)
-    assert one == pytest.approx(math.log((1000 - 40 + 0.5) / (40 + 0.5)) * 2.2)  # FTS5's IDF, times k1 + 1
-    assert pruning.ceiling(["mid", "rare", "mid"], ["mid"], counts, 1000) == pytest.approx(2 * one)  # asked twice
-    assert pruning.ceiling(["common"], ["common"], counts, 1000) == pytest.approx(2.2e-6)  # FTS5's floor
+    one = math.log((1000 - 40 + 0.5) / (40 + 0.5)) * 2.2  # FTS5's IDF of 'mid', times k1 + 1
+    split = pruning.rarest_first(["rare", "mid", "common"], counts, 3, 1000)
+    assert split == (["rare"], ["mid", "common"], pytest.approx(one + 2.2e-6))
+    split = pruning.rarest_first(["mid", "rarer", "mid"], counts, 1, 1000)  # 'mid' asked twice
+    assert split == (["rarer"], ["mid"], pytest.approx(2 * one))
     assert pruning.clears(2.0, 1.9) and not pruning.clears(1.9, 1.9)

@@ -356,10 +356,9 @@ def keyword_search(
     if counts and len(counts) > 1 and sum(counts.values()) >= PRUNE_ROWS:  # else the terms left out are fewer
         rows_at_most = _rows_at_most(conn)
         split = pruning.rarest_first(terms, counts, limit, rows_at_most)
-        if split is not None and sum(counts[term] for term in split[1]) >= PRUNE_ROWS:
-            rarest, rest = split
-            rows = ranked(match_expression(rarest))
-            if len(rows) == limit and pruning.clears(-rows[-1].rank, pruning.ceiling(terms, rest, counts, rows_at_most)):
+        if split is not None and sum(counts[term] for term in split.rest) >= PRUNE_ROWS:
+            rows = ranked(match_expression(split.rarest))
+            if len(rows) == limit and pruning.clears(-rows[-1].rank, split.ceiling):
                 return rows
     return ranked()
 

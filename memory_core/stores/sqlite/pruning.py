@@ -13,16 +13,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from .. import bm25
 
 
-def rarest_first(
-    terms: Sequence[str], counts: Mapping[str, int], limit: int, rows_at_most: int
-) -> tuple[list[str], list[str]] | None:
-    """``terms`` split into the rarest, which a chunk must hold to be scored, and the rest, whose
-    :func:`ceiling` the best ``limit`` must clear; None when no split is likely to stand (then ranking the
-    query whole at once is cheaper than trying). Terms no chunk holds are in neither.
+class Split(NamedTuple):
+    """A query's terms in two: the rarest, which a chunk must hold to be scored, and the rest, with their
+    ceiling: what a chunk holding none of the rarest can score at most, as a strength (``-bm25()``)."""
+
+    rarest: list[str]
+    rest: list[str]
+    ceiling: float
+
+
+def rarest_first(terms: Sequence[str], counts: Mapping[str, int], limit: int, rows_at_most: int) -> Split | None:
+    """``terms`` split into the rarest and the rest, whose ceiling the best ``limit`` must clear: each rest term,
+    as often as ``terms`` asks it, at FTS5's IDF (``rows_at_most``, not fewer than the index's rows, can only
+    raise it) times ``k1 + 1``. None when no split is likely to stand (then ranking the query whole at once is
+    cheaper than trying). Terms no chunk holds are in neither.
 
     The rarest are the fewest that are held ``limit`` times or more between them and whose least rare term
     alone has a higher ceiling than all the rest together: then the best ``limit`` of the chunks holding them
@@ -37,16 +46,8 @@ def rarest_first(
         total += counts[term]
         rest -= alone[term] * times[term]
         if total >= limit and rest < alone[term]:
-            return held[:end], held[end:]
+            return Split(held[:end], held[end:], sum(alone[left] * times[left] for left in held[end:]))
     return None
-
-
-def ceiling(terms: Sequence[str], left_out: Sequence[str], counts: Mapping[str, int], rows_at_most: int) -> float:
-    """What a chunk holding none of the query's terms but ``left_out`` can score at most, as a strength
-    (``-bm25()``): each of them, as often as ``terms`` asks it, at FTS5's IDF (``rows_at_most``, not fewer
-    than the index's rows, can only raise it) times ``k1 + 1``."""
-    out = set(left_out)
-    return sum(_term_ceiling(counts[term], rows_at_most) for term in terms if term in out)
 
 
 def clears(strength: float, bound: float) -> bool:
