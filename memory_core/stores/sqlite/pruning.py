@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import NamedTuple
 
 from .. import bm25
@@ -40,13 +41,13 @@ def rarest_first(terms: Sequence[str], counts: Mapping[str, int], limit: int, ro
     times = Counter(terms)
     held = sorted((term for term in times if counts.get(term, 0) > 0), key=lambda term: counts[term])
     alone = {term: _term_ceiling(counts[term], rows_at_most) for term in held}  # each term's own, asked once
-    rest = sum(alone[term] * times[term] for term in held)  # the ceiling of the terms not kept yet
+    # rest[i]: the ceiling of the terms from held[i] on, as often as the query asks each
+    rest = list(accumulate(alone[term] * times[term] for term in reversed(held)))[::-1]
     total = 0
     for end, term in enumerate(held[:-1], start=1):
         total += counts[term]
-        rest -= alone[term] * times[term]
-        if total >= limit and rest < alone[term]:
-            return Split(held[:end], held[end:], sum(alone[left] * times[left] for left in held[end:]))
+        if total >= limit and rest[end] < alone[term]:
+            return Split(held[:end], held[end:], rest[end])
     return None
 
 
