@@ -96,7 +96,8 @@ _FRAMING = (
 )
 _KINDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})  # framing only before "of": "type 2 diabetes"
 _FRAMING_WORDS = frozenset(_FRAMING.split())
-# Every word a query drops when other terms remain, whatever its language (lower-cased as a query's words are).
+# Every word a query drops, whatever its language (lower-cased as a query's words are); a query of them alone has
+# nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
 _LATIN_SCRIPT = tuple(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _GERMAN, _DUTCH))
 
