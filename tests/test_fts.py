@@ -18,6 +18,7 @@ from memdex.memory_core.search.scoring import (
     coverage_idf,
     soft_cap,
     term_coverage,
+    term_weight,
     weigh_terms,
 )
 from memdex.memory_core.stores import bm25
@@ -244,6 +245,20 @@ def test_coverage_idf_never_reaches_zero_and_falls_with_frequency() -> None:
     weights = [coverage_idf(rows, 100) for rows in (1, 10, 50, 90, 100)]
     assert all(a > b > 0.0 for a, b in zip(weights, weights[1:])), weights
     assert coverage_idf(120, 100) > 0.0  # a chunk total that lags the counts cannot make it negative
+
+
+def test_a_common_english_word_weighs_less_only_where_the_memory_cannot_tell() -> None:
+    """Seven notes hold "time" and "standup" once each: alone they cannot tell which is the common word, so the
+    English background does. It never raises a weight ("gina" in every chunk of a chat weighs what the chat
+    says), and a large memory's own counts outweigh it."""
+    rarest = coverage_idf(1, 7)
+    assert term_weight("standup", 1, 7) == pytest.approx(rarest)
+    assert term_weight("time", 1, 7) < 0.6 * rarest
+    for word in ("time", "gina", "like", "standup"):
+        for rows, total in ((1, 7), (4, 4), (46, 46), (30, 100), (50, 100_000)):
+            assert term_weight(word, rows, total) <= coverage_idf(rows, total)
+    assert term_weight("gina", 46, 46) == coverage_idf(46, 46)
+    assert term_weight("time", 50, 100_000) > 0.95 * coverage_idf(50, 100_000)
 
 
 def test_a_rare_term_outweighs_several_common_ones() -> None:

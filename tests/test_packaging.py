@@ -63,11 +63,12 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _expected_package_files() -> set[str]:
-    """Every module and prompt text of the three folders, at its installed path."""
+    """Every module, prompt text and data file (the English word counts) of the three folders, at its installed
+    path."""
     files = set()
     for folder, installed in PACKAGE_DIRS.items():
         for path in (ROOT / folder).rglob("*"):
-            if path.suffix in {".py", ".md"} and "__pycache__" not in path.parts:
+            if path.suffix in {".py", ".md", ".txt"} and "__pycache__" not in path.parts:
                 files.add(f"{installed}/{path.relative_to(ROOT / folder).as_posix()}")
     return files
 
@@ -86,6 +87,7 @@ def test_the_wheel_holds_exactly_the_memdex_namespace(dists: tuple[Path, Path]) 
     assert top_level.split() == ["memdex"]
     for must in ("memdex/memory_core/embeddings/local.py", "memdex/memory_core/embeddings/remote.py",
                  "memdex/server/cli.py", "memdex/prompts/memory_flush.md", "memdex/prompts/instructions.md",
+                 "memdex/memory_core/text/english_frequencies.txt",
                  *(f"memdex/prompts/tools/{tool}.md" for tool in sorted(TOOLS))):
         assert must in names, must
 

@@ -95,7 +95,7 @@ def test_when_nothing_clears_min_score_keyword_hits_are_still_returned() -> None
     """An exact ID match is never silently dropped: keyword hits survive a too-high bar, vector-only ones do not."""
     keyword = [row(1, "id.md", "YN0028 and more words", -0.5)]  # half the (equally rare) terms: text score 0.5
     vector = [row(2, "far.md", "unrelated", 0.5)]
-    hits = rank_hybrid(keyword, vector, weigh(["yn0028", "missing"]), 5, 0.9, QuerySettings(), TODAY)
+    hits = rank_hybrid(keyword, vector, weigh(["yn0028", "qx4096"]), 5, 0.9, QuerySettings(), TODAY)
     assert [h.path for h in hits] == ["id.md"]
     assert hits[0].text_score == pytest.approx(0.5)
 

@@ -644,6 +644,27 @@ async def test_a_question_is_answered_by_what_it_asks_for_not_by_the_word_that_f
     assert LONG_TERM not in [hit.path for hit in found.results]
 
 
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [("standup time", "memory/2026-09-17.md"),
+     ("when do the invoices go out?", "memory/2026-09-16.md")],
+    ids=["time", "go"],
+)  # fmt: skip
+async def test_in_a_small_memory_a_common_english_word_weighs_less_than_the_rare_one_beside_it(
+    make_engine: MakeEngine, write: Write, asked: str, answer: str
+) -> None:
+    """In seven notes "time" and "go" are each in one note, as rare as "standup" and "invoices": the note that
+    said "last time" or "alerts go" ranked first, or level with the answer. Everyday English weighs them now."""
+    for path, text in DAILY_NOTES.items():
+        write(path, f"# {Path(path).stem}\n\n{text}")
+    write("memory/2026-09-20.md", "# 2026-09-20\n\n- The pricing meeting went badly, like last time.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search(asked)
+    assert [hit.path for hit in found.results][:1] == [answer], found.warning
+    assert found.results[0].score > found.results[1].score, [(hit.path, hit.score) for hit in found.results]
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

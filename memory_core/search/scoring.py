@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..stores.bm25 import K1, B, floored, idf
 from ..text.segments import is_gram
 from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
+from ..text.word_frequencies import english_share
 
 # A word of n Han or kana characters is n - 1 overlapping grams, each counted again wherever the word repeats,
 # so FTS5's k1 lets a paragraph that repeats a few words outrank the one that holds the question's words.
@@ -20,6 +21,16 @@ from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_k
 # agent reads, answer read, JSQuAD 0.984 -> 0.987 and CMRC 0.934 -> 0.938 (0.2-1.2 measured:
 # docs/benchmarks.md). Words of every other script keep FTS5's k1.
 K1_GRAMS = 0.3
+
+# A memory's own counts say little while it is small: in seven notes, "time" and "standup" are each in one,
+# and "standup time" found the note that said "last time" as often as the one about the standup. So a term's
+# coverage weight also asks how it would weigh if the memory held BACKGROUND_CHUNKS more chunks of
+# BACKGROUND_WORDS words of everyday English (:mod:`..text.word_frequencies`), and takes the lesser
+# (:func:`term_weight`). Beside a large memory 6,000 words barely count (CISI, SciFact: within 0.001 nDCG@10);
+# beside a chat of 50-100 chunks they do (LoCoMo keyword nDCG@10 +0.002 to +0.003, other-topic probes
+# answered with nothing 0.860 -> 0.885: docs/benchmarks.md). BM25 stays FTS5's own.
+BACKGROUND_CHUNKS = 100
+BACKGROUND_WORDS = 60
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -41,9 +52,28 @@ def bm25_idf(rows: int, total: int) -> float:
     return 0.0 if floored(rows, total) else idf(rows, total)
 
 
-def coverage_idf(rows: int, total: int) -> float:
+def coverage_idf(rows: float, total: float) -> float:
     """An IDF that never reaches 0 (Lucene's): a word in most chunks weighs little, but not nothing."""
     return math.log(1.0 + (max(total, rows) - rows + 0.5) / (rows + 0.5))
+
+
+def background_rows(term: str) -> float:
+    """How many of the English background's chunks hold ``term`` (:data:`BACKGROUND_CHUNKS`): each of a chunk's
+    :data:`BACKGROUND_WORDS` words is ``term`` at English's rate. 0 for a word English rarely writes."""
+    return -BACKGROUND_CHUNKS * math.expm1(-BACKGROUND_WORDS * english_share(term))
+
+
+def term_weight(term: str, rows: int, total: int) -> float:
+    """A held term's coverage weight: its :func:`coverage_idf` among ``total`` chunks, ``rows`` of which hold it,
+    lowered where the English background says it is more common than that.
+
+    Each view is taken relative to a word held once (what the rarest weighs in it), and the lesser wins: the
+    background can tell that "time" is common where seven notes cannot, but never that "gina", in every chunk
+    of a chat, is rare. A term's weight is never above the memory's own."""
+    own = coverage_idf(rows, total)
+    rarest = coverage_idf(1, total + BACKGROUND_CHUNKS)
+    with_english = coverage_idf(rows + background_rows(term), total + BACKGROUND_CHUNKS) / rarest
+    return min(own, coverage_idf(1, total) * with_english)
 
 
 @dataclass(frozen=True)
@@ -51,7 +81,7 @@ class TermWeights:
     """A query's terms weighed by how many chunks hold each: what keyword scores are built on."""
 
     keys: tuple[frozenset[str], ...]  # each term's match keys, as coverage matches it
-    weights: tuple[float, ...]  # each term's coverage_idf; 0 for a term no chunk holds
+    weights: tuple[float, ...]  # each term's term_weight; 0 for a term no chunk holds
     bm25_scale: float  # FTS5's IDF summed over the held terms: bm25 of a chunk with each once, average length
     missing: float = 0.0  # the terms no chunk holds, each weighed as the rarest: what no chunk can answer
     repeats: tuple[int, ...] = ()  # how often the query asks for each term (BM25's query term frequency)
@@ -87,7 +117,7 @@ def weigh_terms(
     grams = tuple(map(is_gram, terms))  # with any gram, every term is scored here: a gram needs its own k1
     return TermWeights(
         tuple(map(term_keys, terms)),
-        tuple(coverage_idf(rows, total) if rows else 0.0 for rows in held),
+        tuple(term_weight(term, rows, total) if rows else 0.0 for term, rows in zip(terms, held, strict=True)),
         sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
         tuple(times),
