@@ -623,6 +623,16 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
+async def _search_the_month(make_engine: MakeEngine, write: Write, asked: str, also: tuple[str, str]) -> SearchAnswer:
+    """The keyword-only answer to ``asked`` from :data:`DAILY_NOTES` and one more file (``also``: path, text)."""
+    for path, text in DAILY_NOTES.items():
+        write(path, f"# {Path(path).stem}\n\n{text}")
+    write(*also)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        return await engine.search(asked)
+
+
 @pytest.mark.parametrize(
     ("asked", "answer"),
     [("can you tell me when the invoices are due?", "memory/2026-09-16.md"),
@@ -634,12 +644,8 @@ async def test_a_question_is_answered_by_what_it_asks_for_not_by_the_word_that_f
 ) -> None:
     """In a small memory a note that says "tell" or "mention" is as rare as the one about invoices: the framing
     word ranked it first, or level with the answer."""
-    for path, text in DAILY_NOTES.items():
-        write(path, f"# {Path(path).stem}\n\n{text}")
-    write(LONG_TERM, "# Memory\n\n- Tell Dana about outages at once.\n- Mention the release in every standup.\n")
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await synced(engine)
-        found = await engine.search(asked)
+    also = (LONG_TERM, "# Memory\n\n- Tell Dana about outages at once.\n- Mention the release in every standup.\n")
+    found = await _search_the_month(make_engine, write, asked, also)
     assert [hit.path for hit in found.results][:1] == [answer], found.warning
     assert LONG_TERM not in [hit.path for hit in found.results]
 
@@ -655,12 +661,8 @@ async def test_in_a_small_memory_a_common_english_word_weighs_less_than_the_rare
 ) -> None:
     """In seven notes "time" and "go" are each in one note, as rare as "standup" and "invoices": the note that
     said "last time" or "alerts go" ranked first, or level with the answer. Everyday English weighs them now."""
-    for path, text in DAILY_NOTES.items():
-        write(path, f"# {Path(path).stem}\n\n{text}")
-    write("memory/2026-09-20.md", "# 2026-09-20\n\n- The pricing meeting went badly, like last time.\n")
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await synced(engine)
-        found = await engine.search(asked)
+    also = ("memory/2026-09-20.md", "# 2026-09-20\n\n- The pricing meeting went badly, like last time.\n")
+    found = await _search_the_month(make_engine, write, asked, also)
     assert [hit.path for hit in found.results][:1] == [answer], found.warning
     assert found.results[0].score > found.results[1].score, [(hit.path, hit.score) for hit in found.results]
 
