@@ -94,7 +94,7 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:
     write("memory/2026-03-07.md", "# 2026-03-07\n\n- Melanie goes hiking in the mountains to destress.\n")
-    write("memory/2026-03-08.md", "# 2026-03-08\n\n- Caroline painted a sunrise over the lake.\n")
+    write("memory/2026-03-08.md", "# 2026-03-08\n\n- Caroline painted a sunrise over the lake, then went marching.\n")
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
         typo = await engine.search("What does Melanie do to destrss?")
@@ -105,11 +105,15 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
         other = await engine.search("quantum chromodynamics lattice")
         assert other.results == [] and "did you mean" not in (other.warning or "")
         assert "nothing in memory matches" in (other.warning or "")
-        # whether memory answers is what the query's own words decide: a hint alone answers nothing
+        # a word English does not write is a typo of its hint, which answers for it
         near = await engine.search("mountians")
-        assert near.results == [] and '"mountians" (did you mean "mountains"?)' in (near.warning or "")
+        assert [hit.path for hit in near.results] == ["memory/2026-03-07.md"]
+        assert '"mountians" (did you mean "mountains"?)' in (near.warning or "")
+        # an English word no note holds is as often another topic's: its hint answers nothing
+        english = await engine.search("matching")
+        assert english.results == [] and '"matching" (did you mean "marching"?)' in (english.warning or "")
         # two warnings read as two clauses, not one run-on sentence
-        assert (near.warning or "").startswith("nothing in memory matches this query; no note holds")
+        assert (english.warning or "").startswith("nothing in memory matches this query; no note holds")
 
 
 @pytest.mark.both_stores

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
+from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
 from .named_files import NameIndex
@@ -57,7 +58,7 @@ class _Candidates:
     naming: list[str] = field(default_factory=list)  # the query's words that named those files
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
-    asked: TermWeights | None = None  # the query's own words, when the hints ranked in place of theirs
+    asked: TermWeights | None = None  # the words abstention weighs, when an English word's hint ranked in its place
     query_vector: list[float] | None = None
     from_ram: bool = True
     hashes: dict[str, str] = field(default_factory=dict)  # the keyword and named candidates' files -> hash as indexed
@@ -199,9 +200,10 @@ class Searcher:
         and the named-file lookup side by side.
 
         A query word no note holds, with a word one edit away that notes hold (its hint, :mod:`.near_words`),
-        is ranked as that word: "destrss" finds the notes that say "destress" first. Whether the memory
-        answers at all is still decided by the query's own words (``found.asked``): a word the memory lacks
-        is as often another topic's ("cancer" asked of a chat about a dancer), and such a query gets nothing.
+        is ranked as that word: "destrss" finds the notes that say "destress" first. Such a word, which English
+        does not write, answers as its hint too. An English word the memory lacks is as often another topic's
+        ("matching" asked of notes about marching): whether the memory answers is decided with it missing
+        (``found.asked``), and such a query gets nothing.
         """
         found = _Candidates()
         terms = list(repeats)
@@ -222,11 +224,22 @@ class Searcher:
             written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             hints = self._near_words(conn, [term for term in held if not counts[term]], count) if missing and chunks else {}
-            found.asked = weigh_terms(list(held), counts, chunks, held) if hints else None
             found.hints = hints
-            # each hint in its word's place, as the search term it is (a Greek or Cyrillic word's stem)
-            ranked_as = _repeated({term: (query_terms(hints[term])[0] if term in hints else term,) for term in held}, held)
+
+            def hinted(words: Collection[str]) -> dict[str, int]:
+                """The query's terms, each of ``words`` in its hint's place as the search term it is (a Greek or
+                Cyrillic word's stem)."""
+                return _repeated({term: (query_terms(hints[term])[0] if term in words else term,) for term in held}, held)
+
+            ranked_as = hinted(hints)
             found.terms = list(ranked_as)
+            # Abstention takes a word English does not write ("destrss") for a typo of its hint; an English word no
+            # note holds is as often another topic's ("cancer" asked of a chat about a dancer), and stays missing.
+            if len(typos := [term for term in hints if not english_share(term)]) < len(hints):
+                asked_as = hinted(typos)
+                if uncounted := [term for term in asked_as if term not in counts]:
+                    count(uncounted)
+                found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as)
             alongside = None if vectors else self.index.alongside  # a vector side has the other core
             found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
             found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
