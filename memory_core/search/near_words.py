@@ -2,8 +2,9 @@
 
 A word the memory lacks may be a typo or a word of another topic ("cancer" asked of a chat that says
 "dancer"), and only the caller can tell (the search takes one of English's commonest words for another
-topic's, any other for a typo). An answer is ranked with each hint in place of its word (a misspelt word then finds what it
-meant), and the warning names both, for the caller to search again if the hint is not what was meant.
+topic's, any other for a typo). An answer is ranked with each hint in place of its word (a misspelt word then
+finds what it meant), and the warning names both, for the caller to search again if the hint is not what was
+meant.
 """
 
 from __future__ import annotations

@@ -200,9 +200,9 @@ class Searcher:
         and the named-file lookup side by side.
 
         A query word no note holds, with a word one edit away that notes hold (its hint, :mod:`.near_words`),
-        is ranked as that word: "destrss" finds the notes that say "destress" first. Such a word answers as its hint
-        too, unless it is one of English's commonest (:mod:`..text.word_frequencies`): a common English word the
-        memory lacks is as often another topic's ("matching" asked of notes about marching), so whether the
+        is ranked as that word: "destrss" finds the notes that say "destress" first. Such a word answers as its
+        hint too, unless it is one of English's commonest (:mod:`..text.word_frequencies`): a common English word
+        the memory lacks is as often another topic's ("matching" asked of notes about marching), so whether the
         memory answers is decided with it missing (``found.asked``), and such a query gets nothing.
         """
         found = _Candidates()
@@ -233,8 +233,9 @@ class Searcher:
 
             ranked_as = hinted(hints)
             found.terms = list(ranked_as)
-            # Abstention takes a word outside English's commonest ("destrss") for a typo of its hint; a common English
-            # word no note holds is as often another topic's ("cancer" asked of a chat about a dancer): it stays missing.
+            # Abstention takes a word outside English's commonest ("destrss") for a typo of its hint; a common
+            # English word no note holds is as often another topic's ("cancer" asked of a chat about a dancer):
+            # it stays missing.
             if len(typos := [term for term in hints if not english_share(term)]) < len(hints):
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:
