@@ -6,7 +6,7 @@ Usage (from the repository root)::
         [--variants full,titles,q3,typo]
         [--mode keyword ...] [--model PATH.gguf] [--threads 1] [--window-tokens N] [--limit-queries N]
         [--limit-conversations N]
-        [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json]
+        [--eval-dir ../shared/eval] [--cache-dir bench/.cache] [--json out.json] [--losses N]
 
 For each set x variant (``bench/variants.py``) it runs memdex's search in each mode exactly as
 ``bench/quality.py`` does (same workspaces, caches and judging) and measures the plain FTS5 floor on the
@@ -58,6 +58,7 @@ from bench.quality import (
     DEFAULT_EVAL_DIR,
     DEFAULT_MODEL,
     ModeRun,
+    Query,
     RunConfig,
     Suite,
     headline_row,
@@ -86,6 +87,17 @@ RESAMPLES = 2000  # bootstrap draws of each margin's interval
 
 
 @dataclass(frozen=True)
+class QueryLoss:
+    """A query memdex answers worse than the plain floor, with its nDCG@10 beside both floors'."""
+
+    qid: str
+    text: str
+    memdex: float
+    floor: float
+    chunk_floor: float
+
+
+@dataclass(frozen=True)
 class Row:
     """One set x variant x mode: memdex's figure and the floor (NaN when the variant does not apply)."""
 
@@ -98,6 +110,7 @@ class Row:
     low: float = math.nan  # the margin's paired bootstrap 95 % interval
     high: float = math.nan
     chunk_floor: float = math.nan  # plain FTS5 over memdex's own chunks
+    losses: tuple[QueryLoss, ...] = ()  # with --losses: the queries furthest below the plain floor
 
     @property
     def margin(self) -> float:
@@ -123,6 +136,22 @@ def memdex_chunks(text: str) -> list[str]:
     """The chunks memdex's default chunking cuts ``text`` into: the rows of the floor on memdex's own chunks."""
     chunking = ChunkingSettings()
     return [chunk.text for chunk in chunk_markdown(text, chunking.tokens, chunking.overlap)]
+
+
+def headline_queries(suite: Suite) -> list[Query]:
+    """The headline row's queries, in the order every figure of the row lists them (workspaces, then queries)."""
+    groups = dict(suite.rows)[suite.headline]
+    return [query for workspace in suite.workspaces for query in workspace.queries if query.group in groups]
+
+
+def largest_losses(
+    queries: Sequence[Query], ours: Sequence[float], floor: Sequence[float], chunks: Sequence[float], count: int
+) -> tuple[QueryLoss, ...]:
+    """The ``count`` queries furthest below the plain floor, the largest loss first (ties in the suite's order):
+    where to look when a row is below it, and whether its chunks (the second floor) lose there too."""
+    figures = zip(queries, ours, floor, chunks, strict=True)
+    lost = [QueryLoss(query.qid, query.text, a, b, c) for query, a, b, c in figures if a < b]
+    return tuple(sorted(lost, key=lambda loss: loss.memdex - loss.floor)[:count])
 
 
 def headline_scores(suite: Suite, run: ModeRun) -> list[float]:
@@ -182,8 +211,9 @@ def measure_set(name: str, variant: str, suite: Suite | None, args: argparse.Nam
         if len(ours) != len(floor.scores):
             raise RuntimeError(f"{suite.name}: {len(ours)} queries judged for memdex, {len(floor.scores)} for the floor")
         low, high = interval([a - b for a, b in zip(ours, floor.scores, strict=True)])
+        losses = largest_losses(headline_queries(suite), ours, floor.scores, chunks.scores, args.losses)
         rows.append(Row(name, variant, run.mode.name, head["n"], head[key_metric(suite)], floor.ndcg, low, high,
-                        chunks.ndcg))  # fmt: skip
+                        chunks.ndcg, losses))  # fmt: skip
         log(f"{suite.name} [{run.mode.name}]: {rows[-1].memdex:.3f} vs floor {floor.ndcg:.3f}")
     return rows
 
@@ -193,7 +223,8 @@ def _cell(value: float, sign: str = "") -> str:
 
 
 def render(rows: Sequence[Row]) -> str:
-    """The Markdown table, then per mode the average over the rows that apply and the rows below the floor."""
+    """The Markdown table, then per mode the average over the rows that apply and the rows below the floor; then,
+    for each row that has them (``--losses``), the queries furthest below the floor."""
     lines = [
         "| set | variant | mode | n | memdex nDCG@10 | plain FTS5 floor | margin | 95 % interval "
         "| floor on memdex's chunks | margin |",
@@ -215,7 +246,19 @@ def render(rows: Sequence[Row]) -> str:
         lines.append(f"| **average** ({len(done)} set x variant) | | {mode} | | **{mean['memdex']:.3f}** | "
                      f"{mean['floor']:.3f} | {mean['margin']:+.3f} ({below} below) | {surely} below all of it | "
                      f"{mean['chunk_floor']:.3f} | {mean['chunk_margin']:+.3f} |")  # fmt: skip
+    for r in rows:
+        if r.losses:
+            lines += ["", f"{r.dataset} {r.variant}, {r.mode}: the {len(r.losses)} queries furthest below the floor", "",
+                      "| query | memdex | plain FTS5 floor | floor on memdex's chunks | text |", "|---|---:|---:|---:|---|"]  # fmt: skip
+            lines += [f"| {loss.qid} | {loss.memdex:.3f} | {loss.floor:.3f} | {loss.chunk_floor:.3f} | "
+                      f"{_table_text(loss.text)} |" for loss in r.losses]  # fmt: skip
     return "\n".join(lines)
+
+
+def _table_text(text: str, limit: int = 80) -> str:
+    """``text`` on one line for a Markdown table cell, cut to ``limit`` characters."""
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the rows as JSON")
+    parser.add_argument("--losses", type=int, default=0, metavar="N",
+                        help="after the table, each row's N queries furthest below the plain floor (default: 0)")  # fmt: skip
     args = parser.parse_args(argv)
     sets = [name for name in args.sets.split(",") if name]
     try:

@@ -8,8 +8,16 @@ from pathlib import Path
 import pytest
 from helpers import needs_shared
 
-from bench.quality import DEFAULT_EVAL_DIR, Document, document_suite, load_cisi, load_scifact, load_scifact_train
-from bench.robustness import interval, load_mixed, memdex_chunks
+from bench.quality import (
+    DEFAULT_EVAL_DIR,
+    Document,
+    Query,
+    document_suite,
+    load_cisi,
+    load_scifact,
+    load_scifact_train,
+)
+from bench.robustness import Row, interval, largest_losses, load_mixed, memdex_chunks, render
 from bench.tokenizers import PLAIN, measure
 
 
@@ -30,6 +38,19 @@ def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_queries() -> No
 def test_interval_sees_a_one_sided_difference_as_above_zero() -> None:
     low, _ = interval([0.0] * 30 + [1.0] * 10)
     assert low > 0
+
+
+def test_the_queries_furthest_below_the_floor_are_listed_under_the_table() -> None:
+    """Only queries below the plain floor, the largest loss first, each beside the floor over memdex's chunks."""
+    queries = [Query(f"q{i}", text, "all", {}) for i, text in enumerate(["a", "b | c", "d", "e\nf"])]
+    losses = largest_losses(queries, [0.5, 0.2, 0.9, 0.1], [0.5, 0.6, 0.3, 0.3], [0.4, 0.2, 0.3, 0.1], 5)
+    assert [(loss.qid, round(loss.memdex - loss.floor, 3)) for loss in losses] == [("q1", -0.4), ("q3", -0.2)]
+    assert largest_losses(queries, [0.5, 0.2, 0.9, 0.1], [0.5, 0.6, 0.3, 0.3], [0.4, 0.2, 0.3, 0.1], 1) == losses[:1]
+    table = render([Row("cisi", "q3", "keyword", 4, 0.425, 0.425, -0.1, 0.1, 0.25, losses)])
+    assert "cisi q3, keyword: the 2 queries furthest below the floor" in table
+    assert "| q1 | 0.200 | 0.600 | 0.200 | b \\| c |" in table  # a pipe in the query is escaped
+    assert "| q3 | 0.100 | 0.300 | 0.100 | e f |" in table  # on one line
+    assert "furthest below" not in render([Row("cisi", "q3", "keyword", 4, 0.425, 0.425)])
 
 
 def test_the_floor_on_memdex_chunks_ranks_them_and_judges_their_files(tmp_path: Path) -> None:
