@@ -667,6 +667,30 @@ async def test_in_a_small_memory_a_common_english_word_weighs_less_than_the_rare
     assert found.results[0].score > found.results[1].score, [(hit.path, hit.score) for hit in found.results]
 
 
+TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like
+    "memory/2026-10-05.md": "- The team shipped the billing fix. It's live.\n",
+    "memory/2026-10-06.md": "- Dana's team moved standup to 10:00.\n",
+    "memory/2026-10-07.md": "- The team's offsite is in May; we'll vote on the venue.\n",
+    "memory/2026-10-08.md": "- I'm pairing with the search team this week.\n",
+    "memory/2026-10-09.md": "- The team agreed on code review rules; that's settled.\n",
+}
+
+
+async def test_a_possessive_asks_what_the_same_words_without_it_ask(make_engine: MakeEngine, write: Write) -> None:
+    """The "s" of "Lisbon's" is in every note that says "it's" or "Dana's": as a query word the memory held, it
+    made "Lisbon's team" a question the memory answers (two of its three words held), though no note mentions
+    Lisbon. Without the apostrophe the same question got nothing, as it does now."""
+    for path, text in TEAM_NOTES.items():
+        write(path, f"# {Path(path).stem}\n\n{text}")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        possessive, plain = await engine.search("Lisbon's team?"), await engine.search("Lisbon team?")
+        held = await engine.search("Dana's team?")
+    for answer in (possessive, plain):
+        assert answer.results == [] and "nothing in memory matches" in (answer.warning or ""), answer.results
+    assert [hit.path for hit in held.results][:1] == ["memory/2026-10-06.md"], held.warning
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

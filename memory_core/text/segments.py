@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
-from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question
+from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
@@ -260,7 +260,8 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
                 yield stem, weight
         else:
             word = piece.lower()
-            if (word in QUERY_STOPWORDS or word in foreign) and not (capitals and _is_acronym(piece)):
+            function = word in QUERY_STOPWORDS or word in foreign or in_contraction(text, match.start(), match.end())
+            if function and not (capitals and _is_acronym(piece)):
                 yield word, STOP
             elif frames_question(word, matches[at + 1].group(0).lower() if at + 1 < len(matches) else ""):
                 yield word, WEAK

@@ -5,7 +5,8 @@ English's, Russian's, Hindi's and Arabic's are dropped from every query (:data:`
 French, Spanish, Portuguese, Italian, German and Dutch are dropped from a query written in that language
 (:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and "de novo",
 "die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than ``a`` and ``i``
-are never dropped (vitamin D, T cells, E. coli), nor is a word in capitals in a query that is not
+are never dropped (vitamin D, T cells, E. coli) unless an apostrophe cut them off a word (:func:`in_contraction`:
+the "s" of "Dave's", the "l" of "l'amour"), nor is a word in capitals in a query that is not
 (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
 scripts are segmented (:mod:`.segments`). English words that frame a question ("tell me", "describe", "how
 many", "what kind of") are searched only when a query has no other word (:func:`frames_question`).
@@ -120,3 +121,22 @@ def frames_question(word: str, following: str) -> bool:
     """Whether ``word`` (lower-cased), followed in an English query by ``following``, frames the question
     rather than names what it asks for: searched only when the query has no other word."""
     return word in _FRAMING_WORDS or (word in _KINDS and following == "of")
+
+
+_APOSTROPHES = "'\u2019"
+# What English writes after an apostrophe in a contraction or a possessive: it's, Dave's, don't, I'm, he'd, we'll,
+# you're, I've. Each is in most chunks of English notes, and as a query word it counted as one the memory holds.
+_CLITICS = frozenset({"s", "t", "m", "d", "ll", "re", "ve"})
+
+
+def in_contraction(text: str, start: int, end: int) -> bool:
+    """Whether the word ``text[start:end]`` is a part of a contraction or an elision that the apostrophe cut off:
+    a clitic after it ("Dave's", "I'm", "we'll", "don't"'s "t", "the 90's"), or an elided article, pronoun or
+    conjunction before it ("l'amour", "d'accord", "j'ai", "qu'il", "O'Brien"'s "o"). A negation keeps its verb
+    ("didn" matches a chat's "I didn't")."""
+    word = text[start:end].lower()
+    if start >= 2 and text[start - 1] in _APOSTROPHES and text[start - 2].isalnum():
+        return word in _CLITICS
+    if end + 1 < len(text) and text[end] in _APOSTROPHES and text[end + 1].isalpha():
+        return len(word) == 1 or word.endswith("qu")
+    return False
