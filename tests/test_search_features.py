@@ -593,6 +593,12 @@ DAILY_NOTES = {  # a month of one-line notes, as memory is written: the billing 
     "memory/2026-09-18.md": "- Every service logs to Loki; alerts go to the on-call channel.\n",
     "memory/2026-09-19.md": "- Dana asked for written proposals before any meeting about pricing.\n",
 }
+def _write_logs(write: Write, notes: dict[str, str]) -> None:
+    """Write each daily log of ``notes`` (path: lines) under a heading of its date."""
+    for path, text in notes.items():
+        write(path, f"# {Path(path).stem}\n\n{text}")
+
+
 LONG_QUESTIONS = (
     "what did we decide about the database for the billing service and why?",
     "remind me what we decided about which database the billing service should use, who chose it, what the "
@@ -607,8 +613,7 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
     """Long questions over short notes: the note that holds the question's two rarest words ("billing",
     "database") is answered first, though it holds a small share of a long question's words; the notes that
     hold one of them follow it with lower scores, and a question as long on another topic gets nothing."""
-    for path, text in DAILY_NOTES.items():
-        write(path, f"# {Path(path).stem}\n\n{text}")
+    _write_logs(write, DAILY_NOTES)
     async with make_engine(embedding={"provider": "none"}) as engine:
         await synced(engine)
         answer = await engine.search(asked)
@@ -625,8 +630,7 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
 
 async def _search_the_month(make_engine: MakeEngine, write: Write, asked: str, also: tuple[str, str]) -> SearchAnswer:
     """The keyword-only answer to ``asked`` from :data:`DAILY_NOTES` and one more file (``also``: path, text)."""
-    for path, text in DAILY_NOTES.items():
-        write(path, f"# {Path(path).stem}\n\n{text}")
+    _write_logs(write, DAILY_NOTES)
     write(*also)
     async with make_engine(embedding={"provider": "none"}) as engine:
         await synced(engine)
@@ -680,8 +684,7 @@ async def test_a_possessive_asks_what_the_same_words_without_it_ask(make_engine:
     """The "s" of "Lisbon's" is in every note that says "it's" or "Dana's": as a query word the memory held, it
     made "Lisbon's team" a question the memory answers (two of its three words held), though no note mentions
     Lisbon. Without the apostrophe the same question got nothing, as it does now."""
-    for path, text in TEAM_NOTES.items():
-        write(path, f"# {Path(path).stem}\n\n{text}")
+    _write_logs(write, TEAM_NOTES)
     async with make_engine(embedding={"provider": "none"}) as engine:
         await synced(engine)
         possessive, plain = await engine.search("Lisbon's team?"), await engine.search("Lisbon team?")

@@ -134,9 +134,8 @@ def in_contraction(text: str, start: int, end: int) -> bool:
     a clitic after it ("Dave's", "I'm", "we'll", "don't"'s "t", "the 90's"), or an elided article, pronoun or
     conjunction before it ("l'amour", "d'accord", "j'ai", "qu'il", "O'Brien"'s "o"). A negation keeps its verb
     ("didn" matches a chat's "I didn't")."""
-    word = text[start:end].lower()
     if start >= 2 and text[start - 1] in _APOSTROPHES and text[start - 2].isalnum():
-        return word in _CLITICS
+        return text[start:end].lower() in _CLITICS
     if end + 1 < len(text) and text[end] in _APOSTROPHES and text[end + 1].isalpha():
-        return len(word) == 1 or word.endswith("qu")
+        return end - start == 1 or text[start:end].lower().endswith("qu")
     return False
