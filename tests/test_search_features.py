@@ -694,6 +694,33 @@ async def test_a_possessive_asks_what_the_same_words_without_it_ask(make_engine:
     assert [hit.path for hit in held.results][:1] == ["memory/2026-10-06.md"], held.warning
 
 
+FUND_NOTES = {  # every note names Dana and says "capital", and none says "role" or "Peru"
+    "memory/2026-10-05.md": "- Dana pitched the seed round to two venture capital funds.\n",
+    "memory/2026-10-06.md": "- Dana leads the capital plan: two engineers hired in Q1.\n",
+    "memory/2026-10-07.md": "- Met Dana and the capital partners about pricing.\n",
+    "memory/2026-10-08.md": "- Dana wants the capital budget reviewed every month.\n",
+}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+async def test_a_question_about_the_name_every_note_holds_is_answered(
+    make_engine: MakeEngine, write: Write, mode: str
+) -> None:
+    """Every note names Dana, so her name tells no note from another and weighed next to nothing beside "role",
+    which no note holds: "what is Dana's role?" got nothing. A name the query writes counts for the memory's
+    answer as a rare word does; "capital", as common in these notes, does not, and "Peru's capital" still gets
+    nothing, as does a name no note holds."""
+    _write_logs(write, FUND_NOTES)
+    engine = make_engine(provider_factory=HashFactory()) if mode == "hybrid" else make_engine(embedding={"provider": "none"})
+    async with engine:
+        await synced(engine)
+        named = await engine.search("what is Dana's role?")
+        others = [await engine.search(query) for query in ("what is Peru's capital?", "what is Maria's role?")]
+    assert named.mode == mode and sorted(hit.path for hit in named.results) == sorted(FUND_NOTES), named.warning
+    for answer in others:
+        assert answer.results == [] and "nothing in memory matches" in (answer.warning or ""), answer.results
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

@@ -85,8 +85,8 @@ def rank_keyword(
 ) -> list[Ranked]:
     """Keyword-only ranking, abstaining as a whole (:func:`answers`): no chunk is cut for answering little of
     the query on its own, since a long question is answered by short notes that each hold a word or two.
-    ``asked``: the words abstention weighs, when ``weights`` rank a near word in place of an English one
-    (default: the same)."""
+    ``asked``: the words abstention weighs, when it weighs them otherwise than ``weights`` rank them (a near
+    word ranked in place of an English one, a name weighed as rare: default the same)."""
     ranked = _keyword_order([(row, keyword_score(row, weights)) for row in rows], query, today, limit)
     return ranked if answers(ranked, asked or weights, query.min_share) else []
 

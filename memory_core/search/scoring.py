@@ -7,7 +7,7 @@ these turn both into the 0..1 figures ranking fuses, and choose the rare terms a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..stores.bm25 import K1, B, floored, idf
@@ -104,20 +104,29 @@ class TermWeights:
 
 
 def weigh_terms(
-    terms: Sequence[str], counts: Mapping[str, int], total: int, repeats: Mapping[str, int] | None = None
+    terms: Sequence[str],
+    counts: Mapping[str, int],
+    total: int,
+    repeats: Mapping[str, int] | None = None,
+    names: Collection[str] = (),
 ) -> TermWeights:
     """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each: missing = none).
 
     ``repeats`` (how often the query asks for each term, default once) scale the BM25 figure, as they scale
     the ranking's BM25; coverage and abstention weigh each term once (weighing them too made 3 % more
-    other-topic probes answered on LoCoMo, for no gain in ranking)."""
+    other-topic probes answered on LoCoMo, for no gain in ranking). A held term in ``names`` (the query
+    writes it as a name) weighs as the rarest: abstention's weights, since that every note names Dana says the
+    memory is about her, where ranking must learn that the name tells no note from another."""
     held = [counts.get(term, 0) for term in terms]
     times = [(repeats or {}).get(term, 1) for term in terms]
     common = tuple(rows > 0 and floored(rows, total) for rows in held)
     grams = tuple(map(is_gram, terms))  # with any gram, every term is scored here: a gram needs its own k1
     return TermWeights(
         tuple(map(term_keys, terms)),
-        tuple(term_weight(term, rows, total) if rows else 0.0 for term, rows in zip(terms, held, strict=True)),
+        tuple(
+            (coverage_idf(1, total) if term in names else term_weight(term, rows, total)) if rows else 0.0
+            for term, rows in zip(terms, held, strict=True)
+        ),
         sum(n * bm25_idf(rows, total) for rows, n in zip(held, times, strict=True) if rows),
         sum(coverage_idf(1, total) for rows in held if not rows) if total else 0.0,
         tuple(times),

@@ -20,7 +20,7 @@ from ..stores.base import IndexOwner, StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
+from ..text.terms import MAX_REPEATS, named_terms, only_stop_words, query_terms, term_index_keys, term_repeats
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
@@ -58,7 +58,7 @@ class _Candidates:
     naming: list[str] = field(default_factory=list)  # the query's words that named those files
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
-    asked: TermWeights | None = None  # the words abstention weighs, when an English word's hint ranked in its place
+    asked: TermWeights | None = None  # the words abstention weighs, when it weighs them otherwise than ranking (hints, names)
     query_vector: list[float] | None = None
     from_ram: bool = True
     hashes: dict[str, str] = field(default_factory=dict)  # the keyword and named candidates' files -> hash as indexed
@@ -235,12 +235,14 @@ class Searcher:
             found.terms = list(ranked_as)
             # Abstention takes a word outside English's commonest ("destrss") for a typo of its hint; a common
             # English word no note holds is as often another topic's ("cancer" asked of a chat about a dancer):
-            # it stays missing.
-            if len(typos := [term for term in hints if not english_share(term)]) < len(hints):
+            # it stays missing. A name the notes hold weighs there as the rarest (:func:`.scoring.weigh_terms`).
+            typos = [term for term in hints if not english_share(term)]
+            names = {term for term in named_terms(request.text) if counts.get(term)}
+            if len(typos) < len(hints) or names:
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:
                     count(uncounted)
-                found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as)
+                found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as, names)
             alongside = None if vectors else self.index.alongside  # a vector side has the other core
             found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
             found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
