@@ -10,12 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import INDIC_MARKS, index_text, korean_stem, named_words
+from memdex.memory_core.text.segments import INDIC_MARKS, index_text, korean_stem
 from memdex.memory_core.text.terms import (
     FTS_TOKENIZER,
     _tokens,
     key_counts,
-    named_terms,
     only_stop_words,
     query_terms,
     stems,
@@ -163,17 +162,6 @@ def test_a_query_drops_what_an_apostrophe_cuts_off_a_word() -> None:
     assert query_terms("vitamin d and T cells") == ["vitamin", "d", "t", "cells"]
     assert query_terms("who won the game") == ["won", "game"]
     assert query_terms("rock 'n' roll") == ["rock", "n", "roll"]
-
-
-def test_a_name_is_a_capitalised_word_inside_a_sentence_of_a_query_in_lower_case() -> None:
-    """What the query writes as a name: not the first word of a sentence or a line, not an acronym, and only
-    where other words are in lower case."""
-    assert named_words("what is Dana's role?") == ["Dana"]
-    assert named_words("What did Lukas say? Then ask Dana") == ["Lukas", "Dana"]  # "What", "Then" start sentences
-    assert named_words("Dana: role in the PostgreSQL move") == ["PostgreSQL"]
-    assert named_words("the API for billing") == []  # an acronym
-    assert named_words("Dana Role Billing") == named_words("WHAT IS DANA'S ROLE") == []  # case tells nothing
-    assert named_terms("what is Dana's role, and Lukas's?") == {"dana", "lukas"}
 
 
 def test_a_query_in_french_german_spanish_portuguese_italian_or_dutch_drops_their_function_words() -> None:

@@ -20,7 +20,8 @@ from ..stores.base import IndexOwner, StoreOps
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.terms import MAX_REPEATS, named_terms, only_stop_words, query_terms, term_index_keys, term_repeats
+from ..text.names import capitalised_terms, written_as_names
+from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
@@ -233,18 +234,19 @@ class Searcher:
 
             ranked_as = hinted(hints)
             found.terms = list(ranked_as)
+            alongside = None if vectors else self.index.alongside  # a vector side has the other core
+            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
             # Abstention takes a word outside English's commonest ("destrss") for a typo of its hint; a common
             # English word no note holds is as often another topic's ("cancer" asked of a chat about a dancer):
             # it stays missing. A name the notes hold weighs there as the rarest (:func:`.scoring.weigh_terms`).
             typos = [term for term in hints if not english_share(term)]
-            names = {term for term in named_terms(request.text) if counts.get(term)}
+            capitalised = [term for term in capitalised_terms(request.text) if counts.get(term)]
+            names = written_as_names(capitalised, (row.text for row in found.keyword))
             if len(typos) < len(hints) or names:
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:
                     count(uncounted)
                 found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as, names)
-            alongside = None if vectors else self.index.alongside  # a vector side has the other core
-            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
             found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
             files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
             found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}

@@ -52,7 +52,6 @@ CJK_LETTERS, HANGUL_LETTERS = _HAN + _KANA, _HANGUL_CHARS  # regex ranges, for t
 _SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
 _OTHER = f"(?:[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]|[{INDIC_MARKS}])"  # other letters and digits
 _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRES_URL: one term, a phrase
-_SENTENCE_BREAK = re.compile(r"[.!?:;\n]")  # what ends a sentence or a line: the next word may take a capital
 # The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
@@ -194,25 +193,6 @@ def index_text(text: str) -> str:
     if not text.isascii() and _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
     return _with_camel_parts(text)
-
-
-def named_words(text: str) -> list[str]:
-    """The words ``text`` writes as names: a capital, then lower case somewhere after it ("Dana", "PostgreSQL"),
-    not first in its sentence or line (where any word takes a capital), in a text that writes other words all in
-    lower case (in "Dana Role", as in "DANA ROLE", case tells nothing). Acronyms ("API") are not names here."""
-    text = unicodedata.normalize("NFKC", text)
-    words = [match for match in _PIECE.finditer(text) if match.lastgroup == "word"]
-    if not any(len(match.group(0)) > 1 and match.group(0).islower() for match in words):
-        return []
-    names: list[str] = []
-    end = 0  # where the word before ends
-    for at, match in enumerate(words):
-        word = match.group(0)
-        starts = at == 0 or _SENTENCE_BREAK.search(text, end, match.start()) is not None
-        if not starts and word[0].isupper() and not word.isupper():
-            names.append(word)
-        end = match.end()
-    return names
 
 
 def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, Weight]]:

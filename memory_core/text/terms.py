@@ -18,7 +18,7 @@ from functools import lru_cache
 from itertools import chain
 
 from .inflections import inflection_stem
-from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, named_words, query_pieces
+from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -61,12 +61,6 @@ def term_repeats(text: str) -> dict[str, int]:
         if terms := {term: times for term, (weight, times) in seen.items() if weight == wanted}:
             return dict(list(terms.items())[:MAX_TERMS])
     return {}
-
-
-def named_terms(text: str) -> frozenset[str]:
-    """The search terms of the words a query writes as names (:func:`.segments.named_words`): "dana" of
-    "what is Dana's role?"."""
-    return frozenset(term for word in named_words(text) for term in query_terms(word))
 
 
 def only_stop_words(text: str) -> list[str]:
