@@ -17,10 +17,11 @@ from ..errors import EmbeddingError, InputError, as_memdex_error
 from ..limits import MAX_ANSWER_CHARS, MAX_CANDIDATES, MAX_QUERY_CHARS, MAX_RESULTS, MIN_ANSWER_CHARS
 from ..models import Explanation, IndexStatus, SearchAnswer
 from ..stores.base import IndexOwner, StoreOps
+from ..stores.bm25 import floored
 from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
-from ..text.names import capitalised_terms, written_as_names
+from ..text.names import written_as_names
 from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
@@ -240,8 +241,9 @@ class Searcher:
             # English word no note holds is as often another topic's ("cancer" asked of a chat about a dancer):
             # it stays missing. A name the notes hold weighs there as the rarest (:func:`.scoring.weigh_terms`).
             typos = [term for term in hints if not english_share(term)]
-            capitalised = [term for term in capitalised_terms(request.text) if counts.get(term)]
-            names = written_as_names(capitalised, (row.text for row in found.keyword))
+            # Only a name in half the chunks or more weighs little enough to matter; the first candidates tell it.
+            common = [term for term in ranked_as if counts.get(term) and floored(counts[term], chunks)]
+            names = written_as_names(common, (row.text for row in found.keyword[: request.limit])) if common else frozenset()
             if len(typos) < len(hints) or names:
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:
