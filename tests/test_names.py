@@ -12,7 +12,8 @@ NOTES = [
 
 
 def test_a_name_is_written_with_a_capital_nearly_every_time_and_once_inside_a_sentence() -> None:
-    """"Capital" starts a line once and is in lower case elsewhere; "Fixed" starts every bullet it is in."""
+    """Not "capital", which starts a line once and is in lower case elsewhere, nor "Fixed", which starts every
+    bullet it is in."""
     assert written_as_names(["dana", "capital", "cell", "berlin", "fixed"], NOTES) == {"dana", "berlin"}
     assert written_as_names(["lukas"], NOTES) == frozenset()  # no note writes it
     assert written_as_names(["caroline"], ["- **Caroline**: hi!\n- **Caroline**: bye."]) == {"caroline"}  # bold

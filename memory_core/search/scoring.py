@@ -114,9 +114,10 @@ def weigh_terms(
 
     ``repeats`` (how often the query asks for each term, default once) scale the BM25 figure, as they scale
     the ranking's BM25; coverage and abstention weigh each term once (weighing them too made 3 % more
-    other-topic probes answered on LoCoMo, for no gain in ranking). A held term in ``names`` (the query
-    writes it as a name) weighs as the rarest: abstention's weights, since that every note names Dana says the
-    memory is about her, where ranking must learn that the name tells no note from another."""
+    other-topic probes answered on LoCoMo, for no gain in ranking). A held term in ``names`` (one the notes
+    write as a name: :func:`..text.names.written_as_names`) weighs as the rarest. These are abstention's weights:
+    that every note names Dana says the memory is about her, while ranking must learn that her name tells no
+    note from another."""
     held = [counts.get(term, 0) for term in terms]
     times = [(repeats or {}).get(term, 1) for term in terms]
     common = tuple(rows > 0 and floored(rows, total) for rows in held)
