@@ -19,3 +19,10 @@ def test_a_name_is_written_with_a_capital_nearly_every_time_and_once_inside_a_se
     assert written_as_names(["caroline"], ["- **Caroline**: hi!\n- **Caroline**: bye."]) == {"caroline"}  # bold
     assert written_as_names(["乌龙", "2026"], ["乌龙茶 2026"]) == frozenset()  # no case, no name
     assert written_as_names([], NOTES) == frozenset()
+
+
+def test_a_german_text_tells_no_name() -> None:
+    """German writes every noun with a capital: "Team" in German notes is a noun, "Anna" in English ones a name."""
+    german = ["- Das Team hat die Abrechnung gebaut.", "- Mit dem Team die Preise besprochen, und das Team war froh."]
+    assert written_as_names(["team"], german) == frozenset()
+    assert written_as_names(["anna", "team"], [*german, "- We met Anna about the pricing."]) == {"anna"}

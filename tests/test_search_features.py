@@ -722,6 +722,25 @@ async def test_a_question_about_the_name_every_note_holds_is_answered(
         assert answer.results == [] and "nothing in memory matches" in (answer.warning or ""), answer.results
 
 
+TEAM_NOTES_DE = {  # German: every note says "Team", with a capital, as German writes every noun
+    "memory/2026-10-05.md": "- Das Team hat die Abrechnung mit PostgreSQL gebaut.\n",
+    "memory/2026-10-06.md": "- Anna sagt, das Team trifft sich am Dienstag.\n",
+    "memory/2026-10-07.md": "- Mit dem Team die Preise besprochen.\n",
+    "memory/2026-10-08.md": "- Das Team plant die Migration der Datenbank.\n",
+}
+
+
+async def test_a_german_noun_in_every_note_is_no_name(make_engine: MakeEngine, write: Write) -> None:
+    """Read as a name, "Team" made a question on another topic that shares it answer with every note."""
+    _write_logs(write, TEAM_NOTES_DE)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        other = await engine.search("Welches Team gewann die Weltmeisterschaft?")
+        held = await engine.search("Wann trifft sich das Team?")
+    assert other.results == [] and "nothing in memory matches" in (other.warning or ""), other.results
+    assert [hit.path for hit in held.results][:1] == ["memory/2026-10-06.md"], held.warning
+
+
 LANGUAGES = {  # notes, a question they answer, a question on another topic, a query of function words only
     "French": (
         "- Nous avons choisi PostgreSQL pour la facturation.\n- La réunion de l'équipe a lieu le mardi.\n",

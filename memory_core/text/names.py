@@ -4,7 +4,8 @@ Ranking weighs a word by how few chunks hold it; abstention asks whether the mem
 about, and a name that every note holds is the memory's own subject (:func:`..search.scoring.weigh_terms`).
 The notes, not the query, tell a name: a query may be typed in lower case ("dana role") and capitalises its
 first word ("Capital of Peru"). A capital at a line's or a sentence's start tells nothing alone (a log whose
-bullets all start "Fixed …"), so a name is also written with one inside a sentence at least once. Pure.
+bullets all start "Fixed …"), so a name is also written with one inside a sentence at least once. German
+writes every noun with a capital ("das Team"): a German text tells no name. Pure.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
+from .stopwords import is_german
+
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 NAME_SHARE = 0.9  # the share of its occurrences a name is written with a capital, at least
 # What may come before a word inside a sentence: a word, a comma or the like, then a space; or, right before
 # it, Markdown's emphasis, a bracket or a quote ("- **Caroline**: hi", "(Dana)"). Not a line's start, nor an
@@ -26,7 +30,7 @@ def written_as_names(terms: Collection[str], texts: Iterable[str]) -> frozenset[
     cased = [term for term in terms if term != term.upper()]  # CJK grams and numbers have no case
     if not cased:
         return frozenset()
-    text = "\n".join(texts)
+    text = "\n".join(text for text in texts if not is_german(_WORD.findall(text.lower())))
     names = set()
     for term in cased:
         written = re.findall(rf"\b{re.escape(term)}\b", text, re.IGNORECASE)

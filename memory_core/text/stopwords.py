@@ -101,6 +101,7 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 # nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
 _LATIN_SCRIPT = tuple(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _GERMAN, _DUTCH))
+_GERMAN_WORDS = _LATIN_SCRIPT[4]
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
@@ -109,12 +110,20 @@ def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
     ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de"."""
     english = sum(word in ENGLISH_STOPWORDS for word in words)
-    dropped: set[str] = set()
-    for language in _LATIN_SCRIPT:
-        found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
-        if len(found) >= 2 and len(found) > english:
-            dropped.update(found)
-    return frozenset(dropped)
+    return frozenset(word for language in _LATIN_SCRIPT for word in _written_in(words, language, english))
+
+
+def is_german(words: Sequence[str]) -> bool:
+    """Whether ``words`` (lower-cased) are German, by :func:`foreign_function_words`' test. German writes every
+    noun with a capital, so its case tells no name (:mod:`.names`)."""
+    return bool(_written_in(words, _GERMAN_WORDS, sum(word in ENGLISH_STOPWORDS for word in words)))
+
+
+def _written_in(words: Sequence[str], language: frozenset[str], english: int) -> list[str]:
+    """The function words of ``language`` among ``words`` when they tell that language: two or more, and more
+    than ``english`` (how many of ``words`` are English function words); else none."""
+    found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
+    return found if len(found) >= 2 and len(found) > english else []
 
 
 def frames_question(word: str, following: str) -> bool:
