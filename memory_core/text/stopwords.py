@@ -100,8 +100,8 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 # Every word a query drops, whatever its language (lower-cased as a query's words are); a query of them alone has
 # nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
-_LATIN_SCRIPT = tuple(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _GERMAN, _DUTCH))
-_GERMAN_WORDS = _LATIN_SCRIPT[4]
+_GERMAN_WORDS = frozenset(_GERMAN.split())
+_LATIN_SCRIPT = (*(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH)), _GERMAN_WORDS)
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
