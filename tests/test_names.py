@@ -26,3 +26,11 @@ def test_a_german_text_tells_no_name() -> None:
     german = ["- Das Team hat die Abrechnung gebaut.", "- Mit dem Team die Preise besprochen, und das Team war froh."]
     assert written_as_names(["team"], german) == frozenset()
     assert written_as_names(["anna", "team"], [*german, "- We met Anna about the pricing."]) == {"anna"}
+
+
+def test_a_russian_name_is_found_in_every_form_its_stem_takes() -> None:
+    """A Russian query term is a stem ("наташ" of "у Наташи"); the notes write "Наташа", "с Наташей"."""
+    notes = ["- Наташа отвечает за биллинг.", "- Обсудили с Наташей резервные копии и роли."]
+    assert written_as_names(["наташ", "рол"], notes) == {"наташ"}
+    lower = ["- Мы говорили с Наташей.", "- потом наташа ушла.", "- и наташу не видели."]
+    assert written_as_names(["наташ"], lower) == frozenset()  # two of its three forms in lower case

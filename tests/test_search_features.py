@@ -730,6 +730,25 @@ TEAM_NOTES_DE = {  # German: every note says "Team", with a capital, as German w
 }
 
 
+NAME_NOTES_RU = {  # Russian: every note names Natasha, in one case or another; none says "role" (роль)
+    "memory/2026-10-05.md": "- Наташа отвечает за биллинг.\n",
+    "memory/2026-10-06.md": "- Наташа попросила прислать предложение по ценам.\n",
+    "memory/2026-10-07.md": "- Обсудили с Наташей резервные копии.\n",
+    "memory/2026-10-08.md": "- Отправил предложение Наташе на проверку.\n",
+}
+
+
+async def test_a_russian_name_every_note_holds_is_answered_in_any_of_its_forms(make_engine: MakeEngine, write: Write) -> None:
+    """The query asks for the stem "наташ" of "у Наташи", which the notes write "Наташа", "Наташей", "Наташе"."""
+    _write_logs(write, NAME_NOTES_RU)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        named = await engine.search("какая роль у Наташи?")
+        other = await engine.search("какая роль у Маши?")
+    assert sorted(hit.path for hit in named.results) == sorted(NAME_NOTES_RU), named.warning
+    assert other.results == [] and "nothing in memory matches" in (other.warning or ""), other.results
+
+
 async def test_a_german_noun_in_every_note_is_no_name(make_engine: MakeEngine, write: Write) -> None:
     """Read as a name, "Team" made a question on another topic that shares it answer with every note."""
     _write_logs(write, TEAM_NOTES_DE)

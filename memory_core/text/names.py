@@ -5,7 +5,8 @@ about, and a name that every note holds is the memory's own subject (:func:`..se
 The notes, not the query, tell a name: a query may be typed in lower case ("dana role") and capitalises its
 first word ("Capital of Peru"). A capital at a line's or a sentence's start tells nothing alone (a log whose
 bullets all start "Fixed …"), so a name is also written with one inside a sentence at least once. German
-writes every noun with a capital ("das Team"): a German text tells no name. Pure.
+writes every noun with a capital ("das Team"): a German text tells no name. A Russian or Greek query term is a
+stem, written in the notes as any word that stems to it ("наташ": "Наташа", "с Наташей"). Pure.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
+from .stemming import STEMMED_LETTERS, stem_of
 from .stopwords import is_german
 
 _WORD = re.compile(r"[^\W\d_]+")  # a run of letters
+_STEMMED = re.compile(f"[{STEMMED_LETTERS}]")
 NAME_SHARE = 0.9  # the share of its occurrences a name is written with a capital, at least
 # What may come before a word inside a sentence: a word, a comma or the like, then a space; or, right before
 # it, Markdown's emphasis, a bracket or a quote ("- **Caroline**: hi", "(Dana)"). Not a line's start, nor an
@@ -33,9 +36,14 @@ def written_as_names(terms: Collection[str], texts: Iterable[str]) -> frozenset[
     text = "\n".join(text for text in texts if not is_german(_WORD.findall(text.lower())))
     names = set()
     for term in cased:
-        written = re.findall(rf"\b{re.escape(term)}\b", text, re.IGNORECASE)
+        # A Russian or Greek query term is a stem (:mod:`.stemming`): "наташ" is written "Наташа", "Наташей".
+        ending = r"\w*" if _STEMMED.search(term) else ""
+        written = [
+            word for word in re.findall(rf"\b{re.escape(term)}{ending}\b", text, re.IGNORECASE)
+            if not ending or word.lower() == term or stem_of(word.lower()) == term
+        ]
         capitalised = sum(1 for word in written if word[0].isupper())
-        inside = rf"{_INSIDE}{re.escape(term[0].upper())}(?i:{re.escape(term[1:])})\b"
+        inside = rf"{_INSIDE}{re.escape(term[0].upper())}(?i:{re.escape(term[1:])}){ending}\b"
         if written and capitalised >= NAME_SHARE * len(written) and re.search(inside, text):
             names.add(term)
     return frozenset(names)
