@@ -13,7 +13,7 @@ import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..text.terms import fold_accents
+from ..text.terms import fold_accents, written_words
 
 # Shorter words have too many real neighbours one edit away: at 5 letters, 14 of LoCoMo's 200 other-topic probes
 # got a hint ("liver": "live"), at 6 letters 7, while the hints of misspelt questions stayed as good (docs/benchmarks.md).
@@ -22,7 +22,6 @@ MAX_WORDS = 3  # words looked up per query, at most: each costs about 54 lookups
 # A word of the Latin alphabet once its accents are folded as the index folds them: English, and the languages
 # written with accents (German "Schlüssel", French "réunion"); "ß", "ø" and "æ" stay letters of their own.
 _LATIN = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f]+")
-_WORD = re.compile(r"[^\W\d_]+")  # a word as the notes write it, any script
 
 
 def _alphabet(first: int, last: int, *more: str) -> str:
@@ -86,7 +85,7 @@ def near_words(
             continue
         tied = [edit for edit in near if counts.get(edit, 0) == best]
         written: dict[str, str] = {}  # a word of the notes or its search term, accents folded -> as they write it
-        for seen in _WORD.findall(" ".join(texts(tied[0])).lower()):
+        for seen in written_words(" ".join(texts(tied[0]))):
             for key in (seen, *term_of(seen)):
                 written.setdefault(fold_accents(key), seen)
         if spelled := [written[edit] for edit in tied if edit in written]:

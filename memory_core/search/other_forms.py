@@ -15,9 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from ..text.inflections import porter_stem
-from ..text.terms import index_stems, term_index_keys
+from ..text.terms import index_stems, term_index_keys, written_words
 
-_WORD = re.compile(r"[^\W\d_]+")  # a word as the notes write it, any script
 _ASCII_WORD = re.compile(r"[a-z]{3,}")  # porter stems English words (FTS5 leaves shorter ones as they are)
 _stem = lru_cache(maxsize=4096)(porter_stem)
 
@@ -35,7 +34,7 @@ def other_forms(terms: Sequence[str], texts: Iterable[str]) -> dict[str, str]:
     if not lacking or not all(_ASCII_WORD.fullmatch(term) for term in lacking):
         return {}
     wanted = {term: _stem(term) for term in lacking}
-    words = (word for text in texts for word in _WORD.findall(text.lower()) if _ASCII_WORD.fullmatch(word))
+    words = (word for text in texts for word in written_words(text) if _ASCII_WORD.fullmatch(word))
     seen = Counter(word for word in words if _stem(word) in wanted.values())
     written: dict[str, str] = {}  # a stem -> the word of that stem the texts write most
     for word, _ in seen.most_common():

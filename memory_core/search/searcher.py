@@ -243,7 +243,7 @@ class Searcher:
             typos = [term for term in hints if not english_share(term)]
             # Only a name in half the chunks or more weighs little enough to matter; the first candidates tell it.
             common = [term for term in ranked_as if counts.get(term) and floored(counts[term], chunks)]
-            names = written_as_names(common, (row.text for row in found.keyword[: request.limit])) if common else frozenset()
+            names = written_as_names(common, (row.text for row in found.keyword[: request.limit]))
             if len(typos) < len(hints) or names:
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:

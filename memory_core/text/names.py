@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from .stemming import STEMMED_LETTERS, stem_of
+from .stemming import STEMMED_LETTER, stem_of
 from .stopwords import is_german
+from .terms import written_words
 
-_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
-_STEMMED = re.compile(f"[{STEMMED_LETTERS}]")
 NAME_SHARE = 0.9  # the share of its occurrences a name is written with a capital, at least
 # What may come before a word inside a sentence: a word, a comma or the like, then a space; or, right before
 # it, Markdown's emphasis, a bracket or a quote ("- **Caroline**: hi", "(Dana)"). Not a line's start, nor an
@@ -33,11 +32,11 @@ def written_as_names(terms: Collection[str], texts: Iterable[str]) -> frozenset[
     cased = [term for term in terms if term != term.upper()]  # CJK grams and numbers have no case
     if not cased:
         return frozenset()
-    text = "\n".join(text for text in texts if not is_german(_WORD.findall(text.lower())))
+    text = "\n".join(text for text in texts if not is_german(written_words(text)))
     names = set()
     for term in cased:
         # A Russian or Greek query term is a stem (:mod:`.stemming`): "наташ" is written "Наташа", "Наташей".
-        ending = r"\w*" if _STEMMED.search(term) else ""
+        ending = r"\w*" if STEMMED_LETTER.search(term) else ""
         written = [
             word for word in re.findall(rf"\b{re.escape(term)}{ending}\b", text, re.IGNORECASE)
             if not ending or word.lower() == term or stem_of(word.lower()) == term

@@ -29,7 +29,7 @@ _STEMMERS = {
 }
 _WORDS = {language: re.compile(f"[{letters}]+") for language, letters in _STEMMERS.items()}
 STEMMED_LETTERS = "".join(_STEMMERS.values())  # regex ranges, for the segmenter's test for other scripts
-_ANY = re.compile(f"[{STEMMED_LETTERS}]")
+STEMMED_LETTER = re.compile(f"[{STEMMED_LETTERS}]")  # a letter of a stemmed script
 _WORD = re.compile("|".join(f"[{letters}]+" for letters in _STEMMERS.values()))
 MIN_LETTERS = 4  # shorter words are mostly particles and pronouns, whose stems would merge unrelated words
 
@@ -38,7 +38,7 @@ def with_stems(text: str) -> str:
     """``text`` (its Arabic folded: :func:`.arabic.fold`) with the stems of its stemmed words after it, one per
     word that has one (``встречи`` -> ``встречи встреч``): the index's term counts; a stem's place in the text
     matters to no search."""
-    if not _ANY.search(text):
+    if not STEMMED_LETTER.search(text):
         return text
     text = fold(text)
     stems = [stem for word in _WORD.findall(text) if (stem := stem_of(word))]

@@ -28,6 +28,7 @@ MAX_TERMS = 64
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
 TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 6"
 
+_LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
 _INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
 _INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
@@ -61,6 +62,11 @@ def term_repeats(text: str) -> dict[str, int]:
         if terms := {term: times for term, (weight, times) in seen.items() if weight == wanted}:
             return dict(list(terms.items())[:MAX_TERMS])
     return {}
+
+
+def written_words(text: str) -> list[str]:
+    """The words ``text`` writes, lower-cased, in order: its runs of letters, any script (no digits)."""
+    return _LETTERS.findall(text.lower())
 
 
 def only_stop_words(text: str) -> list[str]:
