@@ -77,6 +77,13 @@ def test_no_hint_without_a_held_neighbour_or_for_words_it_does_not_take() -> Non
     assert near_words(["gardne"], count, texts) == {"gardne": "garden"}
 
 
+def test_no_hint_is_another_of_english_commonest_words() -> None:
+    count, texts, _ = _store({"filed": 3, "centre": 2}, ["Filed ATL-212.", "the data centre"])
+    assert near_words(["filled"], count, texts) == {}  # two words, not a typo of one
+    assert near_words(["center"], count, texts) == {"center": "centre"}  # one word spelt two ways
+    assert near_words(["fileed"], count, texts) == {"fileed": "filed"}  # a typo still gets its word
+
+
 def test_at_most_a_few_words_are_looked_up_in_one_count() -> None:
     count, texts, looked_up = _store({}, [])
     words = [f"word{c}abc" for c in "abcdefgh"]
@@ -114,6 +121,12 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
         assert english.results == [] and '"matching" (did you mean "marching"?)' in (english.warning or "")
         # two warnings read as two clauses, not one run-on sentence
         assert (english.warning or "").startswith("nothing in memory matches this query; no note holds")
+        # "filled" and "filed" are two English words: no hint, and nothing ranked as "filed"
+        write("memory/2026-03-09.md", "# 2026-03-09\n\n- Filed a ticket about the lake house booking.\n")
+        await engine.sync()
+        filled = await engine.search("Caroline filled the lake")
+        assert "did you mean" not in (filled.warning or "")
+        assert [hit.path for hit in filled.results][:1] == ["memory/2026-03-08.md"]
 
 
 @pytest.mark.both_stores

@@ -4,7 +4,8 @@ A word the memory lacks may be a typo or a word of another topic ("cancer" asked
 "dancer"), and only the caller can tell (the search takes one of English's commonest words for another
 topic's, any other for a typo). An answer is ranked with each hint in place of its word (a misspelt word then
 finds what it meant), and the warning names both, for the caller to search again if the hint is not what was
-meant.
+meant. Two of English's commonest words are two words, not a typo and its fix: "filled", asked of notes that
+say "filed", gets no hint, where ranking by it found the notes about filing a ticket.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..text.terms import fold_accents, written_words
+from ..text.word_frequencies import english_share
 
 # Shorter words have too many real neighbours one edit away: at 5 letters, 14 of LoCoMo's 200 other-topic probes
 # got a hint ("liver": "live"), at 6 letters 7, while the hints of misspelt questions stayed as good (docs/benchmarks.md).
@@ -46,6 +48,13 @@ def _script(word: str) -> str | None:
     return next((letters for letters in _ALPHABETS if set(word) <= set(letters)), None)
 
 
+def another_word(word: str, near: str) -> bool:
+    """Whether ``near`` is another English word than ``word``, not a spelling of it: both are among English's
+    commonest words, counted apart ("filled" and "filed"; the list counts "centre" and "center" as one word)."""
+    share = english_share(word)
+    return share > 0 and english_share(near) not in (0.0, share)
+
+
 def one_edit(word: str, letters: str = string.ascii_lowercase) -> list[str]:
     """Every string one deletion, transposition, replacement or insertion of a letter of ``letters`` away from
     ``word``."""
@@ -64,9 +73,9 @@ def near_words(
     term_of: Callable[[str], Sequence[str]] = lambda word: (),
 ) -> dict[str, str]:
     """For each word of ``missing`` (words no note holds) that :func:`correctable` takes, the word one edit
-    away, with the same first letter, that the most notes hold, as the notes write it (their accents too:
-    "schlüsel" gets "schlüssel", as the index matches words with their accents folded). Words with no such
-    neighbour are left out.
+    away, with the same first letter and not :func:`another_word`, that the most notes hold, as the notes write
+    it (their accents too: "schlüsel" gets "schlüssel", as the index matches words with their accents folded).
+    Words with no such neighbour are left out.
 
     ``count`` says how many chunks hold each of some words, ``texts`` gives a few chunks that hold one.
     Counts go by the index's stems, so several spellings one edit away share the best count ("melani" and
@@ -76,7 +85,10 @@ def near_words(
     """
     words = [word for word in dict.fromkeys(missing) if correctable(word)][:MAX_WORDS]
     folded = {word: fold_accents(word) for word in words}
-    edits = {word: [edit for edit in _edits(plain) if edit[0] == plain[0]] for word, plain in folded.items()}  # typos seldom hit it
+    edits = {  # a typo seldom hits the first letter
+        word: [edit for edit in _edits(plain) if edit[0] == plain[0] and not another_word(plain, edit)]
+        for word, plain in folded.items()
+    }
     counts = count(list(dict.fromkeys(edit for near in edits.values() for edit in near))) if words else {}
     hints: dict[str, str] = {}
     for word, near in edits.items():
