@@ -82,6 +82,8 @@ def test_no_hint_is_another_of_english_commonest_words() -> None:
     assert near_words(["filled"], count, texts) == {}  # two words, not a typo of one
     assert near_words(["center"], count, texts) == {"center": "centre"}  # one word spelt two ways
     assert near_words(["fileed"], count, texts) == {"fileed": "filed"}  # a typo still gets its word
+    count, texts, _ = _store({"photography": 2}, ["I love photography."])
+    assert near_words(["photograph"], count, texts) == {"photograph": "photography"}  # a word and its kin
 
 
 def test_at_most_a_few_words_are_looked_up_in_one_count() -> None:

@@ -49,10 +49,15 @@ def _script(word: str) -> str | None:
 
 
 def another_word(word: str, near: str) -> bool:
-    """Whether ``near`` is another English word than ``word``, not a spelling of it: both are among English's
-    commonest words, counted apart ("filled" and "filed"; the list counts "centre" and "center" as one word)."""
+    """Whether ``near`` is another English word than ``word``, not a spelling or a kin of it: both are among
+    English's commonest words, counted apart ("filled" and "filed", "bought" and "brought"; the list counts
+    "centre" and "center" as one word), and neither is the other with a letter added at its end, as
+    "photography" is "photograph"'s."""
     share = english_share(word)
-    return share > 0 and english_share(near) not in (0.0, share)
+    if share <= 0 or english_share(near) in (0.0, share):
+        return False
+    shorter, longer = sorted((word, near), key=len)
+    return not (len(longer) == len(shorter) + 1 and longer.startswith(shorter))
 
 
 def one_edit(word: str, letters: str = string.ascii_lowercase) -> list[str]:
