@@ -152,7 +152,7 @@ def test_a_query_drops_what_an_apostrophe_cuts_off_a_word() -> None:
     """The "s" of "Dave's" is in most chunks of English notes; as a query word the memory was said to hold it."""
     assert query_terms("What is Dave's main passion?") == ["dave", "main", "passion"]
     assert query_terms("What’s the port? I'm sure we'll find it, you're right, I've seen it") == [
-        "port", "sure", "find", "right", "seen"
+        "port", "sure", "find", "right", "see"
     ]  # fmt: skip
     assert query_terms("why don't we stop") == ["don", "stop"]  # a negation keeps its verb, drops the "t"
     assert query_terms("in the 90's") == ["90"]
@@ -160,7 +160,7 @@ def test_a_query_drops_what_an_apostrophe_cuts_off_a_word() -> None:
     assert query_terms("it's") == [] and only_stop_words("it's") == ["it", "s"]  # nothing left to search for
     # the same letters and words elsewhere are kept
     assert query_terms("vitamin d and T cells") == ["vitamin", "d", "t", "cells"]
-    assert query_terms("who won the game") == ["won", "game"]
+    assert query_terms("who won the game") == ["win", "game"]
     assert query_terms("rock 'n' roll") == ["rock", "n", "roll"]
 
 

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
+from .verb_forms import base_form, with_base_forms
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
@@ -188,11 +189,11 @@ def index_text(text: str) -> str:
     pieces and the camel parts would change nothing. Most lines of English notes are such lines, and a search
     segments every line of its candidates (a sixth less time there, docs/benchmarks.md)."""
     if text.isascii() and _ANY_CAMEL.search(text) is None:
-        return text
+        return with_base_forms(text)
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii() and _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
-    return _with_camel_parts(text)
+    return with_base_forms(_with_camel_parts(text))
 
 
 def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, Weight]]:
@@ -266,6 +267,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             elif frames_question(word, matches[at + 1].group(0).lower() if at + 1 < len(matches) else ""):
                 yield word, WEAK
             else:
-                yield stem_of(word) or word, WORD  # a word of a stemmed script (Russian, Arabic, ...): its stem
+                # a word of a stemmed script (Russian, Arabic, ...): its stem; an English past form: its verb's base
+                yield stem_of(word) or base_form(word), WORD
             if piece.isdigit():
                 number_end = match.end()
