@@ -40,6 +40,7 @@ CJK_WORD_CHARS = 2  # q3: characters per "word" in Chinese and Japanese
 CJK_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff]+")
 _CJK_STOP = re.compile("|".join(map(re.escape, CJK_STOPWORDS)))
 _LETTERS = re.compile(r"[^\W\d_]+")
+_WORDS = re.compile(r"[^\W_]+")
 
 
 def parse_variants(specs: Sequence[str]) -> list[str]:
@@ -75,7 +76,15 @@ def first_words(text: str, count: int = QUERY_WORDS) -> str:
                 kept.append(run[:left])
                 left -= len(kept[-1])
         return " ".join(kept)
-    return " ".join(query_terms(text)[:count]) or text  # stop words only: the query as asked
+    written = _as_written(text)
+    return " ".join(written.get(term, term) for term in query_terms(text)[:count]) or text  # stop words only: as asked
+
+
+def _as_written(text: str) -> dict[str, str]:
+    """The query's search terms that it does not write as they are ("find" of "found", a Russian stem), each
+    with the word that gives it: a variant's query keeps the words as asked, whatever memdex searches them as."""
+    words = [word.lower() for word in _WORDS.findall(text)]
+    return {term: word for word in reversed(words) for term in query_terms(word) if term not in words}
 
 
 def misspell_word(word: str, rng: random.Random) -> str:
@@ -95,7 +104,7 @@ def misspell(text: str, seed: str) -> str:
     if runs := _content_cjk(text):
         target = max(runs, key=len)
     else:
-        content = set(query_terms(text))
+        content = set(query_terms(text)) - _as_written(text).keys() | set(_as_written(text).values())
         words = [w for w in _LETTERS.findall(text) if w.lower() in content] or _LETTERS.findall(text)
         if not words:
             return text
