@@ -229,6 +229,7 @@ def test_title_note_keeps_only_the_title_as_heading_and_body() -> None:
 def test_first_words_keeps_three_content_words() -> None:
     assert first_words("What problems and concerns are there in making titles?") == "problems concerns making"
     assert first_words("Is it?") == "Is it?"  # only stop words: memdex searches none, the query stays as asked
+    assert first_words("Where was the pottery they bought?") == "pottery bought"  # as asked, not memdex's "buy"
     # CJK: stop words cut out, the first 6 characters of the runs left (3 two-character "words").
     assert first_words("乌龙茶是什么茶？") == "乌龙茶 茶"
     assert first_words("尤金袋鼠分布在哪些地区？") == "尤金袋鼠分布"
@@ -250,6 +251,7 @@ def test_misspell_changes_only_the_longest_content_word_and_is_seeded() -> None:
     assert {misspell(text, f"q{i}") for i in range(20)} != {wrong}
     changed = [(a, b) for a, b in zip(text.split(), wrong.split(), strict=True) if a != b]
     assert [a for a, _ in changed] == ["Caroline"]
+    assert misspell("Who taught Mel?", "q").endswith(" Mel?")  # a past form is a content word too: the longest
     cjk = misspell("乌龙茶是什么？", "q")
     assert cjk.endswith("是什么？") and len(cjk) == len("乌龙茶是什么？") - 1 and cjk.startswith("乌")
 
