@@ -104,7 +104,8 @@ def misspell(text: str, seed: str) -> str:
     if runs := _content_cjk(text):
         target = max(runs, key=len)
     else:
-        content = set(query_terms(text)) - _as_written(text).keys() | set(_as_written(text).values())
+        written = _as_written(text)
+        content = set(query_terms(text)) - written.keys() | set(written.values())
         words = [w for w in _LETTERS.findall(text) if w.lower() in content] or _LETTERS.findall(text)
         if not words:
             return text

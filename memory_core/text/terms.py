@@ -19,6 +19,7 @@ from itertools import chain
 
 from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
+from .separators import cut_at_ascii_separators
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -32,8 +33,6 @@ _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: i
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
 _INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
 _INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
-# every ASCII byte but a letter or digit, as a space (the bytes of other characters, 128 and up, kept)
-_ASCII_SEPARATORS_TO_SPACE = bytes(byte if byte >= 128 or chr(byte).isalnum() else ord(" ") for byte in range(256))
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, as remove_diacritics does
 
@@ -189,15 +188,15 @@ def _tokens(text: str) -> list[str]:
     """The tokens unicode61 cuts ``text`` into: runs of letters and digits (with an Indic mark, the slower pattern
     that keeps the marks in their words).
 
-    Python's regex scans are slow, so ASCII's separators become spaces first, in one pass over the UTF-8 bytes,
-    and a space split gives the tokens: 2.6 times as fast on English text. Only a piece with another letter in
-    it (an accent, a dash ``—``, a CJK run) goes through the pattern."""
+    Python's regex scans are slow, so text is cut at its ASCII separators first
+    (:func:`.separators.cut_at_ascii_separators`); only a piece with another letter in it (an accent, a dash
+    ``—``, a CJK run) goes through the pattern."""
     if text.isascii():
-        return text.encode().translate(_ASCII_SEPARATORS_TO_SPACE).decode().split()
+        return cut_at_ascii_separators(text)
     if _INDIC_MARK.search(text) is not None:
         return _INDIC_TOKEN.findall(text)
     tokens: list[str] = []
-    for piece in text.encode().translate(_ASCII_SEPARATORS_TO_SPACE).decode().split():
+    for piece in cut_at_ascii_separators(text):
         if piece.isascii():
             tokens.append(piece)
         else:

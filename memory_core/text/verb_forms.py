@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .separators import cut_at_ascii_separators
+
 # base form, then its past forms (simple past, past participle) that differ from it
 _VERBS = """
 arise arose arisen; awake awoke awoken; beat beaten; become became; begin began begun; bend bent; bite bitten;
@@ -34,8 +36,6 @@ withdraw withdrew withdrawn; write wrote written
 """
 BASE_FORMS = {form: verb.split()[0] for verb in _VERBS.split(";") for form in verb.split()[1:]}
 _FORMS = frozenset(BASE_FORMS)
-# every ASCII byte but a letter or digit, as a space: the words of an ASCII line in one split
-_ASCII_WORDS = bytes(byte if byte >= 128 or chr(byte).isalnum() else ord(" ") for byte in range(256))
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -48,7 +48,7 @@ def with_base_forms(text: str) -> str:
     """``text`` with the base form of each irregular past form it writes after it (``we met`` -> ``we met
     meet``): the index's term counts; a base form's place in the text matters to no search."""
     lower = text.lower()
-    words = lower.encode().translate(_ASCII_WORDS).decode().split() if lower.isascii() else _WORD.findall(lower)
+    words = cut_at_ascii_separators(lower) if lower.isascii() else _WORD.findall(lower)
     if _FORMS.isdisjoint(words):
         return text
     return f"{text} {' '.join(BASE_FORMS[word] for word in words if word in _FORMS)}"
