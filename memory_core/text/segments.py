@@ -183,17 +183,25 @@ def _with_camel_parts(text: str) -> str:
 
 
 def index_text(text: str) -> str:
-    """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`).
+    """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`): its
+    :func:`segmented` text, with the base form of each English irregular past form it writes after it
+    (:mod:`.verb_forms`)."""
+    return with_base_forms(segmented(text))
 
-    Plain ASCII without a camelCase word is its own index text, found with one regex search: NFKC, the script
+
+def segmented(text: str) -> str:
+    """``text`` with its scripts' pieces, its words' stems and its camelCase words' parts: :func:`index_text`
+    before the verbs' base forms, which the Python side adds from the tokens it cuts anyway.
+
+    Plain ASCII without a camelCase word is its own segmented text, found with one regex search: NFKC, the script
     pieces and the camel parts would change nothing. Most lines of English notes are such lines, and a search
     segments every line of its candidates (a sixth less time there, docs/benchmarks.md)."""
     if text.isascii() and _ANY_CAMEL.search(text) is None:
-        return with_base_forms(text)
+        return text
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii() and _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
-    return with_base_forms(_with_camel_parts(text))
+    return _with_camel_parts(text)
 
 
 def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, Weight]]:

@@ -18,8 +18,9 @@ from functools import lru_cache
 from itertools import chain
 
 from .inflections import inflection_stem
-from .segments import INDIC_MARKS, STOP, WEAK, WORD, index_text, query_pieces
+from .segments import INDIC_MARKS, STOP, WEAK, WORD, query_pieces, segmented
 from .separators import cut_at_ascii_separators
+from .verb_forms import base_forms
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -181,7 +182,9 @@ def _indexed_tokens(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)  # the lines of a search's candidates (24 chunks of about 20 lines), with room
 def _line_tokens(line: str) -> tuple[str, ...]:
-    return tuple(_tokens(index_text(line).lower()))
+    tokens = _tokens(segmented(line).lower())
+    added = base_forms(tokens)  # as index_text adds them, from the tokens at hand
+    return (*tokens, *added) if added else tuple(tokens)
 
 
 def _tokens(text: str) -> list[str]:

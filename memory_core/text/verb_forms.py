@@ -13,6 +13,7 @@ than "to found".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from .separators import cut_at_ascii_separators
 
@@ -44,11 +45,16 @@ def base_form(word: str) -> str:
     return BASE_FORMS.get(word, word)
 
 
+def base_forms(words: Iterable[str]) -> list[str]:
+    """The base form of each irregular past form among ``words`` (lower case), in their order."""
+    if _FORMS.isdisjoint(words):  # most lines: one set operation in C
+        return []
+    return [BASE_FORMS[word] for word in words if word in _FORMS]
+
+
 def with_base_forms(text: str) -> str:
     """``text`` with the base form of each irregular past form it writes after it (``we met`` -> ``we met
     meet``): the index's term counts; a base form's place in the text matters to no search."""
     lower = text.lower()
-    words = cut_at_ascii_separators(lower) if lower.isascii() else _WORD.findall(lower)
-    if _FORMS.isdisjoint(words):
-        return text
-    return f"{text} {' '.join(BASE_FORMS[word] for word in words if word in _FORMS)}"
+    added = base_forms(cut_at_ascii_separators(lower) if lower.isascii() else _WORD.findall(lower))
+    return f"{text} {' '.join(added)}" if added else text
