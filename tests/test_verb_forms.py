@@ -30,7 +30,7 @@ def test_a_line_adds_the_base_form_of_each_past_form_and_a_query_asks_for_it() -
 async def test_a_question_in_the_present_finds_the_note_in_the_past(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:
-    """Over "buy" missing, the note that says the dogs' name twice came first; "bought" is what was asked."""
+    """With "buy" held by no note, the note that says "dogs" twice came first; the one that says "bought" answers."""
     write("memory/2026-03-07.md", "# 2026-03-07\n\n- Audrey walked the dogs and brushed the dogs in the park.\n")
     write("memory/2026-03-08.md", "# 2026-03-08\n\n- Audrey bought the dogs new collars.\n")
     write("memory/2026-03-09.md", "# 2026-03-09\n\n- Caroline painted a sunrise over the lake.\n")
