@@ -13,7 +13,7 @@ than "to found".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from .separators import cut_at_ascii_separators
 
@@ -45,7 +45,7 @@ def base_form(word: str) -> str:
     return BASE_FORMS.get(word, word)
 
 
-def base_forms(words: Iterable[str]) -> list[str]:
+def base_forms(words: Sequence[str]) -> list[str]:
     """The base form of each irregular past form among ``words`` (lower case), in their order."""
     if _FORMS.isdisjoint(words):  # most lines: one set operation in C
         return []
