@@ -209,3 +209,21 @@ def test_the_scripts_of_a_memory_and_the_models_that_read_them() -> None:
     assert script_warning("text-embedding-3-small", letters) is None
     assert not reads_query("all-MiniLM-L6-v2", "用户喜欢喝什么茶？") and reads_query("all-MiniLM-L6-v2", "Deploy 周五 via GitHub")
     assert reads_query("text-embedding-3-small", "用户喜欢喝什么茶？") and reads_query("all-MiniLM-L6-v2", "2026")
+
+
+async def test_a_korean_question_finds_the_note_that_states_it(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """"Who looks after the backups?", asked with a particle (백업은) and a question's ending (담당하나요): the note
+    that says 백업을 담당함 answers first, not the one that says 백업 twice."""
+    notes = {
+        "MEMORY.md": "# 메모리\n\n- 김지수 — 결제 시스템 개편의 제품 책임자.\n- 박민호 — 당직 엔지니어; 백업을 담당함.\n",
+        "memory/2026-11-19.md": "# 2026-11-19\n\n- 야간 백업이 3시간 걸림; 백업 아카이브가 너무 빨리 커짐.\n",
+        "memory/2026-11-20.md": "# 2026-11-20\n\n- 부하 테스트: 스테이징에서 초당 450건을 처리함.\n",
+    }
+    root = tmp_path / "korean"
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        answer = await engine.search("백업은 누가 담당하나요?")
+        assert [hit.path for hit in answer.results][:1] == ["MEMORY.md"], answer

@@ -125,7 +125,19 @@ def test_korean_keeps_the_word_and_adds_its_stem() -> None:
     assert index_text("화요일로").split() == ["화요일로", "화요일"]
     assert korean_stem("집으로") == "집"  # a two-syllable particle may leave one syllable
     assert korean_stem("나이") is None  # a one-syllable particle must leave two
-    assert query_terms("무엇을 화요일에") == ["화요일에", "화요일"]  # 무엇을 is a stop word
+    assert query_terms("무엇을 화요일에") == ["화요일"]  # 무엇을 is a stop word; 화요일에 is asked as its stem
+
+
+def test_a_korean_question_asks_for_its_nouns() -> None:
+    """A question ends its verb otherwise than a note (담당하나요, the note 담당함) and may put a particle on a
+    word of another script (PostgreSQL을); each word is asked once, as the stem the index adds."""
+    assert query_terms("백업은 누가 담당하나요?") == ["백업", "담당"]
+    assert [korean_stem(word) for word in ("선택했나요", "결정됐나요", "휴가인가요", "회의합니까")] == [
+        "선택", "결정", "휴가", "회의"
+    ]  # fmt: skip
+    assert query_terms("왜 PostgreSQL을 선택했나요?") == ["postgresql", "선택"]  # 을: the particle of PostgreSQL
+    assert query_terms("마감은 언제인가요? 얼마나 걸렸나요?") == ["마감", "걸렸나요"]  # 언제, 얼마나: question words
+    assert query_terms("이 도") == ["이", "도"]  # a particle's syllable on its own is a word ("tooth", "province")
 
 
 def test_korean_verbs_made_from_nouns_add_the_noun() -> None:
@@ -136,7 +148,7 @@ def test_korean_verbs_made_from_nouns_add_the_noun() -> None:
     assert korean_stem("공부하는") == "공부"  # the longer ending first: not 공부하 + the particle 는
     assert korean_stem("강한") is None  # every verb ending leaves two syllables (강하다: "strong")
     assert korean_stem("만났다") is None  # a verb's own stem is not guessed
-    assert query_terms("언제 회의해?") == ["회의해", "회의"]
+    assert query_terms("언제 회의해?") == ["회의"]
 
 
 def test_russian_and_greek_words_add_their_stems_and_queries_ask_for_them() -> None:

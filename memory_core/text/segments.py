@@ -74,7 +74,10 @@ _PARTICLE_WORDS = (
 # Endings of a verb or adjective made from a noun (회의 + 합니다, 결정 + 됐다, 중요 + 한) and of the copula
 # (휴가 + 였다): the noun is what a query asks for ("회의" finds "회의합니다"). Two syllables must remain:
 # such nouns are mostly Sino-Korean words of two or more, and shorter stems (했다 -> 했) would match too much.
+# The second line holds the question's endings (담당 + 하나요, 휴가 + 인가요): a note states, a query asks.
 _ENDING_WORDS = (
+    "하였습니까 되었습니까 했습니까 됐습니까 되었나요 이었나요 했을까요 하나요 했나요 합니까 할까요 됩니까 "
+    "되나요 됐나요 였나요 인가요 입니까 일까요 하죠 했죠 했니 "
     "하였습니다 되었습니다 이었습니다 했습니다 됐습니다 였습니다 하였다 하였고 되었다 되었고 이었다 이에요 "
     "합니다 합시다 됩니다 했는데 했지만 했으며 했어요 했었다 하세요 하셨다 하는데 하지만 하면서 하려고 하도록 "
     "했다 했고 했던 했어 했음 하는 하고 하며 하면 하기 하여 하다 하지 한다 해요 해서 해도 해야 됐다 됐고 됐어 "
@@ -85,6 +88,7 @@ _ENDING_WORDS = (
 _KEEP = {ending: 2 for ending in _ENDING_WORDS.split()} | {
     particle: 2 if len(particle) == 1 else 1 for particle in _PARTICLE_WORDS.split()
 }
+_PARTICLES = frozenset(_PARTICLE_WORDS.split())
 _ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
 # Query-side stop words. CJK: cut a query's runs at these (question words, particles, copulas), longest
@@ -118,7 +122,7 @@ _CJK_STOP = _cutter(CJK_STOPWORDS)
 _JAPANESE_WHAT = "何"
 _JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
-_KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 그리고 그런데 하지만 및 또는"
+_KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 어느 무슨 얼마 얼마나 몇 그리고 그런데 하지만 및 또는"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
@@ -262,11 +266,10 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             yield piece, WEAK  # one word with its number (5月, 6号, 1990年), as English's 6th is
         elif kind in ("cjk", "sea"):
             yield from _run_pieces(piece, kind, japanese)
-        elif kind == "hangul":
-            weight = STOP if piece in KOREAN_STOPWORDS else WORD
-            yield piece, weight
-            if stem := korean_stem(piece):
-                yield stem, weight
+        elif kind == "hangul":  # a word with a particle or an ending is asked as its stem, which the index adds
+            term = korean_stem(piece) or piece
+            attached = at > 0 and matches[at - 1].end() == match.start() and piece in _PARTICLES  # PostgreSQL을
+            yield term, STOP if attached or {piece, term} & KOREAN_STOPWORDS else WORD
         else:
             word = piece.lower()
             function = word in QUERY_STOPWORDS or word in foreign or in_contraction(text, match.start(), match.end())

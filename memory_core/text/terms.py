@@ -28,7 +28,7 @@ MAX_TERMS = 64
 # own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
 # the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 7"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 8"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
