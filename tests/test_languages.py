@@ -227,3 +227,22 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
         await engine.sync()
         answer = await engine.search("백업은 누가 담당하나요?")
         assert [hit.path for hit in answer.results][:1] == ["MEMORY.md"], answer
+
+
+async def test_a_short_spanish_question_does_not_search_for_its_function_word(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """"¿Qué prefiere Lucía?" has one function word; written with its accent it says the query is Spanish, so no
+    note is found for saying "que" (in four notes it weighed as much as "Lucía")."""
+    notes = {
+        "MEMORY.md": "# Memoria\n\n- Lucía Gómez: responsable de producto; prefiere propuestas por escrito.\n",
+        "memory/2026-11-19.md": "# 2026-11-19\n\n- Diego informó que la copia de seguridad tardó 3 h.\n",
+        "memory/2026-11-20.md": "# 2026-11-20\n\n- Propuesta de precios enviada a Lucía.\n",
+        "memory/2026-11-21.md": "# 2026-11-21\n\n- Prueba de carga: 450 peticiones/s.\n",
+    }
+    root = tmp_path / "spanish"
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        answer = await engine.search("¿Qué prefiere Lucía?")
+        assert [hit.path for hit in answer.results] == ["MEMORY.md", "memory/2026-11-20.md"], answer

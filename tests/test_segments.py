@@ -189,6 +189,17 @@ def test_a_query_in_french_german_spanish_portuguese_italian_or_dutch_drops_thei
     assert query_terms("la réunion") == ["la", "réunion"]  # one function word does not say the query is French
 
 
+def test_a_function_word_written_with_a_letter_english_does_not_write_tells_its_language_alone() -> None:
+    """A short question has one function word: "qué", "où", "für", "você" are no English word."""
+    assert query_terms("¿Qué prefiere Lucía?") == ["prefiere", "lucía"]
+    assert query_terms("Où travaille Claire ?") == ["travaille", "claire"]
+    assert query_terms("Für wen ist das Budget?") == ["budget"]
+    assert query_terms("O que você prefere?") == ["prefere"]
+    assert query_terms("Que préfère Claire ?") == ["que", "préfère", "claire"]  # "que" alone says no language
+    # outnumbered by English's function words, it stays: a phrase English borrowed
+    assert query_terms("Where is the café with the à la carte menu?") == ["café", "à", "la", "carte", "menu"]
+
+
 def test_an_english_query_keeps_the_words_other_languages_use_as_function_words() -> None:
     """Many are English words, or parts of names and terms English uses."""
     assert query_terms("why did the car die in the war") == ["car", "die", "war"]

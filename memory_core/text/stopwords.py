@@ -43,7 +43,7 @@ _SPANISH = (
     "ese esa esos esas este esta estos estas eso esto ya también porque"
 )
 _PORTUGUESE = (
-    "os as um uma uns umas de do da dos das no na nos nas em é são foi foram ser estar está estão que quem qual "
+    "o os as um uma uns umas de do da dos das no na nos nas em é são foi foram ser estar está estão que quem qual "
     "quais quando onde como por para com sem mas ou muito seu sua seus suas meu minha nosso nossa ele ela eles "
     "elas eu você vocês se ao aos à às pelo pela pelos pelas este esta isso isto esse essa não também já porque"
 )
@@ -108,7 +108,8 @@ def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     """The function words a query of ``words`` (lower-cased, in order) drops as a query in French, Spanish,
     Portuguese, Italian, German or Dutch: those of each language in which two of its words or more are function
     words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
-    ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de"."""
+    ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de". A function word written with a
+    letter English does not write counts as two: "¿Qué prefiere Lucía?" drops "qué"."""
     english = sum(word in ENGLISH_STOPWORDS for word in words)
     return frozenset(word for language in _LATIN_SCRIPT for word in _written_in(words, language, english))
 
@@ -123,7 +124,8 @@ def _written_in(words: Sequence[str], language: frozenset[str], english: int) ->
     """The function words of ``language`` among ``words`` when they tell that language: two or more, and more
     than ``english`` (how many of ``words`` are English function words); else none."""
     found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
-    return found if len(found) >= 2 and len(found) > english else []
+    told = sum(1 if word.isascii() else 2 for word in found)  # "qué", "où", "für": no English word
+    return found if told >= 2 and told > english else []
 
 
 def frames_question(word: str, following: str) -> bool:
