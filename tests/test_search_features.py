@@ -585,6 +585,20 @@ async def test_a_word_finds_the_note_that_holds_another_form_of_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
+async def test_a_note_that_holds_only_a_word_of_the_same_root_is_no_hit(make_engine: MakeEngine, write: Write) -> None:
+    """FTS5's porter stems take "informal" for "information"; memdex's scores do not, and in a small memory, where
+    the word is in most notes and FTS5 weighs it at 1e-6, the lunch note was shown with a score of 0.000."""
+    write(LONG_TERM, "# Memory\n\n- Dana wants information before any offsite.\n")
+    write("memory/2026-11-18.md", "# 2026-11-18\n\n- Sent the information pack to legal.\n")
+    write("memory/2026-11-19.md", "# 2026-11-19\n\n- Informal lunch with Sam at the canteen.\n")
+    write("memory/2026-11-20.md", "# 2026-11-20\n\n- Load test: 450 req/s on staging.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        answer = await engine.search("information pack")
+    assert [hit.path for hit in answer.results] == ["memory/2026-11-18.md", LONG_TERM], answer
+    assert all((hit.text_score or 0.0) > 0.1 for hit in answer.results), answer
+
+
 DAILY_NOTES = {  # a month of one-line notes, as memory is written: the billing decision is one line among them
     "memory/2026-09-14.md": "- Chose PostgreSQL 17 as the billing database: its logical replication feeds the reports.\n",
     "memory/2026-09-15.md": "- The search service caches its results in Redis for an hour.\n- Dana reviewed the onboarding flow.\n",

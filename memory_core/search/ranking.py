@@ -92,8 +92,10 @@ def rank_keyword(
 
 
 def _keyword_order(scores: Sequence[tuple[ChunkRow, float]], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
-    """The first ``limit`` chunks in keyword-only search's order, from their keyword scores."""
-    return _finish([Ranked(row, s, text_score=s) for row, s in scores], query, today, limit)[:limit]
+    """The first ``limit`` chunks in keyword-only search's order, from their keyword scores. A chunk scored 0
+    holds none of the query's words as memdex reads them: FTS5's porter stems took a word of the same root for
+    one ("facture" for "facturation"), which no score counts. It is no hit."""
+    return _finish([Ranked(row, s, text_score=s) for row, s in scores if s > 0], query, today, limit)[:limit]
 
 
 def answers(items: Sequence[Ranked], weights: TermWeights, min_share: float) -> bool:
@@ -159,7 +161,7 @@ def rank_hybrid(
     bar = min_score if text_answers else math.inf  # keyword scores count only when keyword search would answer
     kept = [item for item in ordered if (item.vector_score or 0.0) >= min_score or (item.text_score or 0.0) >= bar]
     if not kept and text_answers:  # as keyword-only search answers: the keyword hits
-        kept = [item for item in ordered if item.text_score is not None][:limit]
+        kept = [item for item in ordered if item.text_score][:limit]
     return kept[:limit]
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..stores.bm25 import K1, B, floored, idf
+from ..stores.bm25 import IDF_FLOOR, K1, B, floored, idf
 from ..text.segments import is_gram
 from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
 from ..text.word_frequencies import english_share
@@ -212,10 +212,13 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
       once in passing. It weighs coverage's IDF (never 0);
     - every term of a query with CJK or Thai grams, at FTS5's IDF, each gram with the saturation
       :data:`K1_GRAMS` (FTS5's k1 is fixed); the grams are the index's own tokens, so the keys match exactly.
-    Other terms are FTS5's.
+    Other terms are FTS5's. What FTS5 gives a chunk whose only matches are common terms (each at IDF
+    :data:`~..stores.bm25.IDF_FLOOR`) is not counted: those terms are scored here, and a match of FTS5's
+    alone there is a word of the same root ("facture" for "facturation"), not the term.
     """
     by_fts5 = not (weights.in_python and all(weights.in_python))
-    held = -rank if by_fts5 and rank < 0 else 0.0
+    floored_part = IDF_FLOOR * (K1 + 1.0) * sum(n for n, common in zip(weights.repeats, weights.common, strict=True) if common)
+    held = -rank if by_fts5 and -rank > floored_part else 0.0
     total = weights.bm25_scale
     if text and any(weights.in_python):
         counts = key_counts(text)
