@@ -114,6 +114,10 @@ def test_query_cuts_runs_at_stop_words() -> None:
     assert query_terms("普仏戦争は何年に") == ["普仏", "仏戦", "戦争", "年"]  # Japanese 何 ("what") names what is asked
     assert query_terms("何割 東京です") == ["東京"]  # …with a particle on one side only, it is weak
     assert query_terms("何炅的节目") == ["何炅", "节目"]  # Chinese (no kana): 何 is part of words, a surname
+    # Japanese question words; a lone hiragana left between function words is weak (の・す・か, か・り・ました)
+    assert query_terms("なぜ PostgreSQL を選んだのですか？") == ["postgresql", "選ん", "んだ"]
+    assert query_terms("責任者は誰ですか") == ["責任", "任者"]
+    assert query_terms("バックアップはどのくらいかかりましたか") == ["バッ", "ック", "クア", "アッ", "ップ"]
     assert query_terms("他的父亲是谁") == ["父亲"]  # pronouns are stop words, as English's
     # a number's counter is weak, searched only when nothing else remains (the number says it)
     assert query_terms("在5月6号我读了一本书，它的名字是？") == ["5", "6", "一本", "本书", "名字"]

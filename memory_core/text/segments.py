@@ -57,6 +57,7 @@ _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRE
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
 _HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
+_HIRAGANA = re.compile("[\u3041-\u3096\u309d\u309e]")
 _GRAM = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}]")  # a letter of the scripts cut into grams
 _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMMED_LETTERS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
@@ -106,7 +107,9 @@ _JAPANESE_FUNCTION_WORDS = (
     "による によって により おり より なり られる において なかっ なく しかし について だっ その後 できる それ ので "
     "なお のみ でき における および いう さらに でも たり その他 に関する たち ます なら に対して 特に せる 及び "
     "これら とき では にて ほか ながら うち そして とともに ただし かつて それぞれ または ほど ものの に対する "
-    "ほとんど と共に といった です とも ところ ここ"
+    "ほとんど と共に といった です とも ところ ここ "
+    # question words beyond the list's: "why", "how", "how long", "what kind", "how much", "who"
+    "なぜ どうして どうやって どのように どのくらい どれくらい どんな いくら いくつ 誰 のです んです"
 )
 CJK_STOPWORDS = sorted(set(_CJK_STOP_WORDS.split()) | set(_JAPANESE_FUNCTION_WORDS.split()), key=len, reverse=True)
 
@@ -228,7 +231,9 @@ def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, We
         units = list(run) if kind == "cjk" else _clusters(run)
         stops = [parts[near] for near in (at - 1, at + 1) if 0 <= near < len(parts)]
         between_particles = len(stops) == 2 and _HAN_RUN.fullmatch(run) and all(map(_PARTICLE_OR_WHAT.fullmatch, stops))
-        weak = len(units) == 1 and bool(stops) and all(len(stop) == 1 for stop in stops) and not between_particles
+        weak = len(units) == 1 and bool(stops) and (
+            all(len(stop) == 1 for stop in stops) or _HIRAGANA.fullmatch(run) is not None  # the す of の・です・か
+        ) and not between_particles
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
 
 
