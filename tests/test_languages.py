@@ -76,11 +76,22 @@ pytestmark = pytest.mark.both_stores
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for rel, text in NOTES.items():
+    return _written(tmp_path / "ws", NOTES)
+
+
+def _written(root: Path, notes: dict[str, str]) -> Path:
+    """``root`` with each of ``notes`` (path: text) written in it."""
+    for rel, text in notes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     return root
+
+
+async def _keyword_paths(make_engine: MakeEngine, root: Path, query: str) -> list[str]:
+    """The paths a keyword-only search of the memory at ``root`` answers ``query`` with, best first."""
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        return [hit.path for hit in (await engine.search(query)).results]
 
 
 @asynccontextmanager
@@ -219,14 +230,8 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
         "memory/2026-11-19.md": "# 2026-11-19\n\n- 야간 백업이 3시간 걸림; 백업 아카이브가 너무 빨리 커짐.\n",
         "memory/2026-11-20.md": "# 2026-11-20\n\n- 부하 테스트: 스테이징에서 초당 450건을 처리함.\n",
     }
-    root = tmp_path / "korean"
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
-        await engine.sync()
-        answer = await engine.search("백업은 누가 담당하나요?")
-        assert [hit.path for hit in answer.results][:1] == ["MEMORY.md"], answer
+    paths = await _keyword_paths(make_engine, _written(tmp_path / "korean", notes), "백업은 누가 담당하나요?")
+    assert paths[:1] == ["MEMORY.md"], paths
 
 
 async def test_a_short_spanish_question_does_not_search_for_its_function_word(make_engine: MakeEngine, tmp_path: Path) -> None:
@@ -238,11 +243,5 @@ async def test_a_short_spanish_question_does_not_search_for_its_function_word(ma
         "memory/2026-11-20.md": "# 2026-11-20\n\n- Propuesta de precios enviada a Lucía.\n",
         "memory/2026-11-21.md": "# 2026-11-21\n\n- Prueba de carga: 450 peticiones/s.\n",
     }
-    root = tmp_path / "spanish"
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
-        await engine.sync()
-        answer = await engine.search("¿Qué prefiere Lucía?")
-        assert [hit.path for hit in answer.results] == ["MEMORY.md", "memory/2026-11-20.md"], answer
+    paths = await _keyword_paths(make_engine, _written(tmp_path / "spanish", notes), "¿Qué prefiere Lucía?")
+    assert paths == ["MEMORY.md", "memory/2026-11-20.md"], paths
