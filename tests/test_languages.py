@@ -245,3 +245,21 @@ async def test_a_short_spanish_question_does_not_search_for_its_function_word(ma
     }
     paths = await _keyword_paths(make_engine, _written(tmp_path / "spanish", notes), "¿Qué prefiere Lucía?")
     assert paths == ["MEMORY.md", "memory/2026-11-20.md"], paths
+
+
+async def test_a_katakana_word_answers_only_when_half_of_its_bigrams_or_more_are_held(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """In three notes about backups, アッ and ップ of バックアップ answered "how do I make an apple pie?" (アップルパイ):
+    two of the word's five bigrams are part of another word. A word the notes hold, a part of one (データ of
+    データベース), or a word they hold of a compound the query writes as one run, still answers."""
+    notes = {
+        "MEMORY.md": "# メモリ\n\n- 鈴木健太：バックアップの責任者。\n",
+        "memory/2026-11-19.md": "# 2026-11-19\n\n- 夜間バックアップに3時間かかった。\n",
+        "memory/2026-11-20.md": "# 2026-11-20\n\n- 請求データベースを PostgreSQL 17 に移行した。\n",
+        "memory/2026-11-21.md": "# 2026-11-21\n\n- ソニー・ミュージックの担当者と打ち合わせ。\n",
+    }
+    root = _written(tmp_path / "japanese", notes)
+    assert await _keyword_paths(make_engine, root, "アップルパイの作り方は？") == []
+    assert (await _keyword_paths(make_engine, root, "バックアップの責任者は？"))[:1] == ["MEMORY.md"]
+    assert await _keyword_paths(make_engine, root, "データの移行") == ["memory/2026-11-20.md"]
+    # five bigrams in a row of fourteen: a part of the compound, written as one run
+    assert (await _keyword_paths(make_engine, root, "ミュージックエンタテインメント"))[:1] == ["memory/2026-11-21.md"]

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import INDIC_MARKS, index_text, korean_stem
+from memdex.memory_core.text.segments import INDIC_MARKS, index_text, katakana_words, korean_stem
 from memdex.memory_core.text.terms import (
     FTS_TOKENIZER,
     _tokens,
@@ -130,6 +130,12 @@ def test_korean_keeps_the_word_and_adds_its_stem() -> None:
     assert korean_stem("집으로") == "집"  # a two-syllable particle may leave one syllable
     assert korean_stem("나이") is None  # a one-syllable particle must leave two
     assert query_terms("무엇을 화요일에") == ["화요일"]  # 무엇을 is a stop word; 화요일에 is asked as its stem
+
+
+def test_a_katakana_word_is_the_chain_of_its_bigrams() -> None:
+    assert katakana_words(query_terms("アップルパイの作り方は？")) == [(0, 1, 2, 3, 4)]  # 作り, り方: kanji's
+    assert katakana_words(query_terms("データベースとサーバー")) == [(0, 1, 2, 3, 4), (5, 6, 7)]
+    assert katakana_words(query_terms("テスト 用户喜欢喝茶 ア")) == [(0, 1)]  # Chinese grams and one letter are no word
 
 
 def test_a_korean_question_asks_for_its_nouns() -> None:

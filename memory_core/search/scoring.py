@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..stores.bm25 import IDF_FLOOR, K1, B, floored, idf
-from ..text.segments import is_gram
+from ..text.segments import is_gram, katakana_words
 from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
 from ..text.word_frequencies import english_share
 
@@ -31,6 +31,10 @@ K1_GRAMS = 0.3
 # answered with nothing 0.860 -> 0.885: docs/benchmarks.md). BM25 stays FTS5's own.
 BACKGROUND_CHUNKS = 100
 BACKGROUND_WORDS = 60
+
+# Bigrams in a row that hold a katakana word for abstention however long the word (:func:`_answered`): four
+# letters, a loanword of its own (データ is two bigrams, ミュージ three), where アップ of バックアップ is two.
+KATAKANA_PART = 3
 
 
 def rare_terms(terms: Sequence[str], counts: Mapping[str, int], total: int, limit: int) -> list[str] | None:
@@ -93,6 +97,8 @@ class TermWeights:
     # each term's index keys (:func:`..text.terms.term_index_keys`): whether a text holds it as the index does,
     # for abstention and for BM25 computed here
     indexed: tuple[frozenset[str], ...] = ()
+    # the query's katakana words, each as the places of its bigrams (:func:`..text.segments.katakana_words`)
+    words: tuple[tuple[int, ...], ...] = ()
 
     def by_key(self) -> dict[str, float]:
         """Each held term's weight under each of its match keys (the larger, where two terms share a key)."""
@@ -136,6 +142,7 @@ def weigh_terms(
         in_python=tuple(any(grams) or term_common for term_common in common),
         saturation=tuple(K1_GRAMS if gram else K1 for gram in grams),
         indexed=tuple(map(term_index_keys, terms)),
+        words=tuple(katakana_words(terms)),
     )
 
 
@@ -175,14 +182,38 @@ def _query_share(weights: TermWeights, held_weights: Sequence[float], texts: Ite
     """The weight of the query's terms ``texts`` hold (each weighed as ``held_weights`` says) over the whole query's,
     the words no chunk holds counted as the rarest."""
     total = sum(weights.weights) + weights.missing
-    return _held(weights.indexed, held_weights, _indexed(texts)) / total if total > 0 else 0.0
+    held = _answered(weights, _indexed(texts))
+    return sum(w for w, answered in zip(held_weights, held, strict=True) if answered) / total if total > 0 else 0.0
 
 
 def held_terms(weights: TermWeights, texts: Iterable[str]) -> int:
     """How many of the query's terms ``texts`` hold between them, as the index holds them (each once,
     whatever its weight)."""
-    present = _indexed(texts)
-    return sum(1 for keys in weights.indexed if keys <= present)
+    return sum(_answered(weights, _indexed(texts)))
+
+
+def _answered(weights: TermWeights, present: frozenset[str]) -> list[bool]:
+    """Whether ``present`` (index keys) holds each of the query's terms, as the index holds them; a katakana
+    word's bigrams only when it holds half of them or more (a misspelt letter costs two), or :data:`KATAKANA_PART`
+    of them in a row: a part of a compound written as one run (ミュージック of ミュージックエンタテインメント).
+    In a few notes about backups, アッ and ップ of バックアップ answered "アップルパイの作り方" (how to make an apple
+    pie): two of the word's five bigrams, part of another word."""
+    held = [keys <= present for keys in weights.indexed]
+    for word in weights.words:
+        flags = [held[at] for at in word]
+        if 2 * sum(flags) < len(word) and _longest_run(flags) < KATAKANA_PART:
+            for at in word:
+                held[at] = False
+    return held
+
+
+def _longest_run(flags: Sequence[bool]) -> int:
+    """The most ``True`` in a row in ``flags``."""
+    longest = run = 0
+    for flag in flags:
+        run = run + 1 if flag else 0
+        longest = max(longest, run)
+    return longest
 
 
 def _indexed(texts: Iterable[str]) -> frozenset[str]:

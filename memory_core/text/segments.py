@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .arabic import fold
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
@@ -235,6 +235,28 @@ def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, We
             all(len(stop) == 1 for stop in stops) or _HIRAGANA.fullmatch(run) is not None  # the す of の・です・か
         ) and not between_particles
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
+
+
+_KATAKANA_GRAM = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]{2}")
+
+
+def katakana_words(terms: Sequence[str]) -> list[tuple[int, ...]]:
+    """The katakana words of a query's ``terms`` (in the query's order), each as the places of its bigrams:
+    katakana bigrams that follow one another, each starting with the letter the one before ends with
+    (``アッ ップ プル ルパ パイ``). Katakana writes one loanword or a compound of them between other scripts, so
+    its bigrams stand for a word, unlike the overlapping grams of a Chinese run."""
+    words: list[tuple[int, ...]] = []
+    word: list[int] = []
+    for at, term in enumerate(terms):
+        if _KATAKANA_GRAM.fullmatch(term) and word and terms[word[-1]][1] == term[0]:
+            word.append(at)
+            continue
+        if len(word) > 1:
+            words.append(tuple(word))
+        word = [at] if _KATAKANA_GRAM.fullmatch(term) else []
+    if len(word) > 1:
+        words.append(tuple(word))
+    return words
 
 
 def is_gram(term: str) -> bool:
