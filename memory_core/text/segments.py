@@ -42,7 +42,8 @@ from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question,
 from .verb_forms import base_form, with_base_forms
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
-_KANA = "\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # ー, not the ・ separator
+_HIRAGANA_CHARS, _KATAKANA_CHARS = "\u3041-\u3096\u309d\u309e", "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+_KANA = _HIRAGANA_CHARS + _KATAKANA_CHARS  # ー, not the ・ separator
 _SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
 _HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
 # The vowel signs and other combining marks of the Indic scripts (Devanagari to Sinhala): letters of a word there,
@@ -57,7 +58,8 @@ _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRE
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.
 _SCRIPT_RUN = re.compile(_SCRIPTS)
 _HAN_RUN, _KANA_RUN = re.compile(f"[{_HAN}]+"), re.compile(f"[{_KANA}]+")
-_HIRAGANA = re.compile("[\u3041-\u3096\u309d\u309e]")
+_HIRAGANA = re.compile(f"[{_HIRAGANA_CHARS}]")
+_KATAKANA_GRAM = re.compile(f"[{_KATAKANA_CHARS}]{{2}}")  # a bigram of a katakana word
 _GRAM = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}]")  # a letter of the scripts cut into grams
 _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMMED_LETTERS}]")
 # camelCase boundaries: a lower-case letter then a capital (billingV2), a run of capitals then a word
@@ -235,9 +237,6 @@ def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, We
             all(len(stop) == 1 for stop in stops) or _HIRAGANA.fullmatch(run) is not None  # the す of の・です・か
         ) and not between_particles
         yield from ((gram, WEAK if weak else WORD) for gram in _bigrams(units))
-
-
-_KATAKANA_GRAM = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]{2}")
 
 
 def katakana_words(terms: Sequence[str]) -> list[tuple[int, ...]]:
