@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memdex.memory_core.text.segments import CJK_STOPWORDS
+from memdex.memory_core.text.separators import TOKEN
 from memdex.memory_core.text.terms import query_terms
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ CJK_WORD_CHARS = 2  # q3: characters per "word" in Chinese and Japanese
 CJK_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30ff]+")
 _CJK_STOP = re.compile("|".join(map(re.escape, CJK_STOPWORDS)))
 _LETTERS = re.compile(r"[^\W\d_]+")
-_WORDS = re.compile(r"[^\W_]+")
 
 
 def parse_variants(specs: Sequence[str]) -> list[str]:
@@ -83,7 +83,7 @@ def first_words(text: str, count: int = QUERY_WORDS) -> str:
 def _as_written(text: str) -> dict[str, str]:
     """The query's search terms that it does not write as they are ("find" of "found", a Russian stem), each
     with the word that gives it: a variant's query keeps the words as asked, whatever memdex searches them as."""
-    words = [word.lower() for word in _WORDS.findall(text)]
+    words = [word.lower() for word in TOKEN.findall(text)]
     return {term: word for word in reversed(words) for term in query_terms(word) if term not in words}
 
 

@@ -19,7 +19,7 @@ from itertools import chain
 
 from .inflections import inflection_stem
 from .segments import INDIC_MARKS, STOP, WEAK, WORD, query_pieces, segmented
-from .separators import cut_at_ascii_separators
+from .separators import TOKEN, cut_at_ascii_separators
 from .verb_forms import base_forms
 
 MAX_TERMS = 64
@@ -31,7 +31,6 @@ FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
 TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 8"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
-_TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits (a combining mark separates, as there)
 _INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
 _INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
@@ -203,5 +202,5 @@ def _tokens(text: str) -> list[str]:
         if piece.isascii():
             tokens.append(piece)
         else:
-            tokens += _TOKEN.findall(piece)
+            tokens += TOKEN.findall(piece)
     return tokens

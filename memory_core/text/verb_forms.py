@@ -12,10 +12,9 @@ than "to found".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from .separators import cut_at_ascii_separators
+from .separators import TOKEN, cut_at_ascii_separators
 
 # base form, then its past forms (simple past, past participle) that differ from it
 _VERBS = """
@@ -37,7 +36,6 @@ withdraw withdrew withdrawn; write wrote written
 """
 BASE_FORMS = {form: verb.split()[0] for verb in _VERBS.split(";") for form in verb.split()[1:]}
 _FORMS = frozenset(BASE_FORMS)
-_WORD = re.compile(r"[^\W_]+")
 
 
 def base_form(word: str) -> str:
@@ -56,5 +54,5 @@ def with_base_forms(text: str) -> str:
     """``text`` with the base form of each irregular past form it writes after it (``we met`` -> ``we met
     meet``): the index's term counts; a base form's place in the text matters to no search."""
     lower = text.lower()
-    added = base_forms(cut_at_ascii_separators(lower) if lower.isascii() else _WORD.findall(lower))
+    added = base_forms(cut_at_ascii_separators(lower) if lower.isascii() else TOKEN.findall(lower))
     return f"{text} {' '.join(added)}" if added else text
