@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..stores.bm25 import IDF_FLOOR, K1, B, floored, idf
 from ..text.segments import is_gram, katakana_words
@@ -99,6 +100,11 @@ class TermWeights:
     indexed: tuple[frozenset[str], ...] = ()
     # the query's katakana words, each as the places of its bigrams (:func:`..text.segments.katakana_words`)
     words: tuple[tuple[int, ...], ...] = ()
+
+    @cached_property
+    def floored_rank(self) -> float:
+        """The most FTS5's ``bm25()`` can give a chunk from the common terms alone (each at IDF ``IDF_FLOOR``)."""
+        return IDF_FLOOR * (K1 + 1.0) * sum(n for n, common in zip(self.repeats, self.common, strict=True) if common)
 
     def by_key(self) -> dict[str, float]:
         """Each held term's weight under each of its match keys (the larger, where two terms share a key)."""
@@ -248,8 +254,7 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
     alone there is a word of the same root ("facture" for "facturation"), not the term.
     """
     by_fts5 = not (weights.in_python and all(weights.in_python))
-    floored_part = IDF_FLOOR * (K1 + 1.0) * sum(n for n, common in zip(weights.repeats, weights.common, strict=True) if common)
-    held = -rank if by_fts5 and -rank > floored_part else 0.0
+    held = -rank if by_fts5 and -rank > weights.floored_rank else 0.0
     total = weights.bm25_scale
     if text and any(weights.in_python):
         counts = key_counts(text)
