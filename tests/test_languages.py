@@ -263,3 +263,17 @@ async def test_a_katakana_word_answers_only_when_half_of_its_bigrams_or_more_are
     assert await _keyword_paths(make_engine, root, "データの移行") == ["memory/2026-11-20.md"]
     # five bigrams in a row of fourteen: a part of the compound, written as one run
     assert (await _keyword_paths(make_engine, root, "ミュージックエンタテインメント"))[:1] == ["memory/2026-11-21.md"]
+
+
+async def test_a_thai_word_is_matched_with_its_vowels_and_tone_marks(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """FTS5 cut a Thai word at each vowel sign or tone mark, so กิน ("eat") matched กัน ("together"), the same two
+    consonants: "eat" found the note about a trip made together. A word keeps its marks now."""
+    notes = {
+        "memory/2026-11-19.md": "# 2026-11-19\n\n- เราไปเที่ยวเชียงใหม่ด้วยกัน\n",  # we went to Chiang Mai together
+        "memory/2026-11-20.md": "# 2026-11-20\n\n- ซื้อปลาที่ตลาดเช้านี้\n",  # bought fish at the market this morning
+    }
+    root = _written(tmp_path / "thai", notes)
+    assert await _keyword_paths(make_engine, root, "กิน") == []
+    assert await _keyword_paths(make_engine, root, "กินข้าว") == []
+    assert await _keyword_paths(make_engine, root, "เชียงใหม่") == ["memory/2026-11-19.md"]
+    assert await _keyword_paths(make_engine, root, "ปลา") == ["memory/2026-11-20.md"]

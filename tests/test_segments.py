@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import INDIC_MARKS, index_text, katakana_words, korean_stem
+from memdex.memory_core.text.segments import WORD_MARKS, index_text, katakana_words, korean_stem
 from memdex.memory_core.text.terms import (
     FTS_TOKENIZER,
     _tokens,
@@ -316,14 +316,14 @@ def test_camel_case_boundaries_are_found_wherever_they_stand() -> None:
 def test_tokens_cut_through_the_byte_table_are_those_of_the_plain_pattern() -> None:
     """The fast cut (ASCII separators to spaces, a split; the pattern only for pieces with other letters) gives
     unicode61's tokens, runs of letters and digits, next to dashes, accents, combining marks, CJK, Unicode spaces,
-    zero-width characters and Indic vowel signs."""
-    plain, indic = re.compile(r"[^\W_]+"), re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")
+    zero-width characters and Indic and Thai vowel signs."""
+    plain, indic = re.compile(r"[^\W_]+"), re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")
     rng = random.Random(11)
     alphabet = ["a", "Z", "0", "_", "-", " ", ".", "\n", "\t", "—", "é", "e\u0301", "\u00a0", "\u3000", "\u200b",
-                "\x1c", "日本", "한국", "ไทย", "дв", "घटना", "ि", "²", "½", "ª", "Ⅻ", "\ufeff"]  # fmt: skip
+                "\x1c", "日本", "한국", "ไทย", "กิน", "дв", "घटना", "ि", "²", "½", "ª", "Ⅻ", "\ufeff"]  # fmt: skip
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
     for text in [*texts, "", "plain ascii words, v2.0", "naïve café—done"]:
-        pattern = indic if any(mark in text for mark in INDIC_MARKS) else plain
+        pattern = indic if any(mark in text for mark in WORD_MARKS) else plain
         assert _tokens(text) == pattern.findall(text), text
 
 

@@ -6,6 +6,7 @@ The provider is the counting hash provider (tests/fake_provider.py); the index i
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -181,19 +182,19 @@ async def test_an_index_from_before_keyword_terms_for_every_script_is_rebuilt_fr
     assert factory.provider.texts_embedded == embedded
 
 
-def _as_before_stems(index: Path) -> None:
-    """Turn a current index back into one memdex wrote before migration 0004: a keyword table whose tokenizer
-    cut Indic words at their vowel signs and whose terms hold no stems, no record of 0004."""
+def _keyword_table_as_before(index: Path, migration: str, tokenizer: str, text: str = "text") -> None:
+    """Turn a current index back into one memdex wrote before ``migration``: a keyword table cut by ``tokenizer``
+    from ``text`` (an SQL expression of the chunk's text), no record of ``migration``."""
     conn = db.connect(index)
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DROP TABLE chunks_fts")
         conn.execute(
             "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id', "
-            "tokenize='porter unicode61 remove_diacritics 2')"
+            f"tokenize='{tokenizer}')"
         )
-        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")  # the text as written: no stems
-        conn.execute("DELETE FROM migrations WHERE name LIKE '0004%'")
+        conn.execute(f"INSERT INTO chunks_fts(rowid, text) SELECT id, {text} FROM chunks")
+        conn.execute("DELETE FROM migrations WHERE name LIKE ?", (f"{migration}%",))
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -208,7 +209,8 @@ async def test_an_index_from_before_stems_is_migrated_in_place(
     note = workspace / "memory" / "2026-07-03.md"
     note.write_text("# 2026-07-03\n\nВстреча с командой разработчиков по вторникам.\n", encoding="utf-8")
     await build(make_engine, HashFactory())
-    _as_before_stems(index_path)
+    # the tokenizer cut Indic words at their vowel signs; the terms are the text as written, no stems
+    _keyword_table_as_before(index_path, "0004", "porter unicode61 remove_diacritics 2")
     with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
         async with make_engine(embedding={"provider": "none"}) as engine:
             answer = await engine.search("встречи")  # the migrated live index, before any sync
@@ -219,6 +221,37 @@ async def test_an_index_from_before_stems_is_migrated_in_place(
             assert (await engine.search("разработчики")).results == []
     assert any("0004_stems_and_indic_words" in r.getMessage() for r in caplog.records)
     assert quick_check(index_path) == "ok"
+
+
+async def test_an_index_from_before_thai_words_kept_their_marks_is_migrated_in_place(
+    make_engine: MakeEngine, workspace: Path, index_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index whose tokenizer cut Thai words at their vowel signs (กิน, "eat", was ก น, as กัน, "together") is
+    migrated when opened: before any sync, its terms are whole words and "eat" does not find the note about a trip
+    made together."""
+    fill_workspace(workspace, files=3)
+    (workspace / "memory" / "2026-07-04.md").write_text("# 2026-07-04\n\nเราไปเที่ยวเชียงใหม่ด้วยกัน\n", encoding="utf-8")
+    await build(make_engine, HashFactory())
+    indic = "".join(chr(c) for c in range(0x0900, 0x0E00) if unicodedata.category(chr(c)).startswith("M"))
+    old_tokenizer = f"porter unicode61 remove_diacritics 2 tokenchars {indic}"
+    _keyword_table_as_before(index_path, "0005", old_tokenizer, f"{db.INDEX_TEXT_FUNCTION}(text)")
+    with caplog.at_level("INFO", logger="memdex.memory_core"):  # the CLI, run in-process by other tests, raises its level
+        async with make_engine(embedding={"provider": "none"}) as engine:
+            assert (await engine.search("กิน")).results == []  # the migrated live index, before any sync
+            assert [hit.path for hit in (await engine.search("เชียงใหม่")).results] == ["memory/2026-07-04.md"]
+    assert any("0005_thai_words_with_their_marks" in r.getMessage() for r in caplog.records)
+    assert quick_check(index_path) == "ok"
+    assert {"กัน", "ด้"} <= _keyword_terms(index_path) and "ก" not in _keyword_terms(index_path)
+
+
+def _keyword_terms(index: Path) -> set[str]:
+    """The terms the index's keyword table holds."""
+    conn = db.connect(index)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, chunks_fts, 'row')")
+        return {row[0] for row in conn.execute("SELECT term FROM temp.terms")}
+    finally:
+        conn.close()
 
 
 def _old_index(path: Path, cache_rows: int) -> None:

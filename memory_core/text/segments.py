@@ -18,8 +18,9 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
   ``встречи ... встреч``); a query asks for the stem (:mod:`.stemming`).
 * Arabic-script text loses its short-vowel marks and folds its alef forms (:func:`.arabic.fold`); a word adds
   its light stem, without its article and suffixes, as a Russian word does (``البيانات`` -> ``... بيان``).
-* An Indic word keeps its vowel signs: unicode61 would cut ``डेटाबेस`` into its consonants, so the
-  tokenizer takes :data:`INDIC_MARKS` as token characters (:data:`.terms.FTS_TOKENIZER`).
+* An Indic, Thai, Lao, Myanmar or Khmer word keeps its vowel signs and tone marks: unicode61 would cut
+  ``डेटाबेस`` into its consonants, so the tokenizer takes :data:`WORD_MARKS` as token characters
+  (:data:`.terms.FTS_TOKENIZER`).
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
@@ -46,13 +47,17 @@ _HIRAGANA_CHARS, _KATAKANA_CHARS = "\u3041-\u3096\u309d\u309e", "\u30a1-\u30fa\u
 _KANA = _HIRAGANA_CHARS + _KATAKANA_CHARS  # ー, not the ・ separator
 _SOUTHEAST_CHARS = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
 _HANGUL_CHARS = "\uac00-\ud7a3\u1100-\u11ff\u3131-\u318e"
-# The vowel signs and other combining marks of the Indic scripts (Devanagari to Sinhala): letters of a word there,
-# though unicode61 cuts a word at them (डेटाबेस -> ड ट ब स); the tokenizer takes them as token characters. From
-# this Python's Unicode database: the tokenizer, and so the index identity, holds them (a newer one rebuilds).
-INDIC_MARKS = "".join(chr(c) for c in range(0x0900, 0x0E00) if unicodedata.category(chr(c)).startswith("M"))
+# The vowel signs, tone marks and other combining marks of the Indic scripts (Devanagari to Sinhala, Tibetan) and
+# of Thai, Lao, Myanmar and Khmer: letters of a word there, though unicode61 cuts a word at them (डेटाबेस -> ड ट ब
+# स; กิน, "eat", -> ก น, as กัน, "together"); the tokenizer takes them as token characters. From this Python's Unicode
+# database: the tokenizer, and so the index identity, holds them (a newer one rebuilds).
+_MARKED_SCRIPTS = ((0x0900, 0x1000), (0x1000, 0x10A0), (0x1780, 0x1800))  # Devanagari to Tibetan, Myanmar, Khmer
+WORD_MARKS = "".join(
+    chr(c) for first, end in _MARKED_SCRIPTS for c in range(first, end) if unicodedata.category(chr(c)).startswith("M")
+)
 CJK_LETTERS, HANGUL_LETTERS = _HAN + _KANA, _HANGUL_CHARS  # regex ranges, for text.scripts
 _SCRIPTS = f"(?P<cjk>[{_HAN}{_KANA}]+)|(?P<sea>[{_SOUTHEAST_CHARS}]+)|(?P<hangul>[{_HANGUL_CHARS}]+)"
-_OTHER = f"(?:[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]|[{INDIC_MARKS}])"  # other letters and digits
+_OTHER = f"(?:[^\\W_{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}]|[{WORD_MARKS}])"  # other letters and digits
 _PIECE = re.compile(f"{_SCRIPTS}|(?P<word>{_OTHER}+(?:_{_OTHER}+)*)")  # POSTGRES_URL: one term, a phrase
 # The index rewrites only what it must, and Python's regex scans are slow: a cheap search for any
 # character of these scripts (and for a camelCase boundary) comes first, so English text costs two scans.

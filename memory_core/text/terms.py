@@ -18,21 +18,21 @@ from functools import lru_cache
 from itertools import chain
 
 from .inflections import inflection_stem
-from .segments import INDIC_MARKS, STOP, WEAK, WORD, query_pieces, segmented
+from .segments import STOP, WEAK, WORD, WORD_MARKS, query_pieces, segmented
 from .separators import TOKEN, cut_at_ascii_separators
 from .verb_forms import base_forms
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
-# unicode61 folding, accents removed, Indic vowel signs kept in their words (the PostgreSQL store runs SQLite's
-# own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
+# unicode61 folding, accents removed, Indic and Thai vowel signs kept in their words (the PostgreSQL store runs
+# SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
 # the index.
-FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {INDIC_MARKS}"
+FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {WORD_MARKS}"
 TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 8"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
-_INDIC_TOKEN = re.compile(f"(?:[^\\W_]|[{INDIC_MARKS}])+")  # ... but the Indic marks, the tokenizer's tokenchars
-_INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
+_MARKED_TOKEN = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")  # ... with the marks the tokenizer takes as tokenchars
+_WORD_MARK = re.compile(f"[{WORD_MARKS}]")
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
 _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, as remove_diacritics does
 
@@ -187,16 +187,16 @@ def _line_tokens(line: str) -> tuple[str, ...]:
 
 
 def _tokens(text: str) -> list[str]:
-    """The tokens unicode61 cuts ``text`` into: runs of letters and digits (with an Indic mark, the slower pattern
-    that keeps the marks in their words).
+    """The tokens unicode61 cuts ``text`` into: runs of letters and digits (with a mark of
+    :data:`.segments.WORD_MARKS`, the slower pattern that keeps the marks in their words).
 
     Python's regex scans are slow, so text is cut at its ASCII separators first
     (:func:`.separators.cut_at_ascii_separators`); only a piece with another letter in it (an accent, a dash
     ``—``, a CJK run) goes through the pattern."""
     if text.isascii():
         return cut_at_ascii_separators(text)
-    if _INDIC_MARK.search(text) is not None:
-        return _INDIC_TOKEN.findall(text)
+    if _WORD_MARK.search(text) is not None:
+        return _MARKED_TOKEN.findall(text)
     tokens: list[str] = []
     for piece in cut_at_ascii_separators(text):
         if piece.isascii():

@@ -117,6 +117,8 @@ DROP TABLE main.embedding_cache;
     # Korean verb endings, Russian, Greek and Hindi stems, Arabic folded and stemmed, Indic words whole with their
     # vowel signs (a tokenizer option): the keyword table again, so a 'delete' hands FTS5 the terms its insert gave.
     ("0004_stems_and_indic_words", _KEYWORD_TABLE_AGAIN),
+    # Thai, Lao, Myanmar, Khmer and Tibetan words whole with their vowel signs and tone marks (a tokenizer option).
+    ("0005_thai_words_with_their_marks", _KEYWORD_TABLE_AGAIN),
 ]
 
 # The embedding cache file's migrations.
