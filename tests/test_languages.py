@@ -277,3 +277,34 @@ async def test_a_thai_word_is_matched_with_its_vowels_and_tone_marks(make_engine
     assert await _keyword_paths(make_engine, root, "กินข้าว") == []
     assert await _keyword_paths(make_engine, root, "เชียงใหม่") == ["memory/2026-11-19.md"]
     assert await _keyword_paths(make_engine, root, "ปลา") == ["memory/2026-11-20.md"]
+
+
+@pytest.mark.parametrize(
+    ("notes", "query"),
+    [
+        (  # Vietnamese: "what is Lan's hobby?"; the other note says "của" and "là"
+            {
+                "MEMORY.md": "# Bộ nhớ\n\n- Lan — quản lý; thích cà phê sữa đá.\n",
+                "memory/2026-11-19.md": "# 2026-11-19\n\n- Báo cáo chi phí là của phòng kế toán.\n",
+                "memory/2026-11-20.md": "# 2026-11-20\n\n- Đã gửi hợp đồng cho Lan.\n",
+            },
+            "Sở thích của Lan là gì?",
+        ),
+        (  # Turkish: "what should we buy for Ayşe?"; the other note says "için" ("for")
+            {
+                "MEMORY.md": "# Hafıza\n\n- Ayşe — yönetici; kahveyi sütlü içer.\n",
+                "memory/2026-11-19.md": "# 2026-11-19\n\n- Rapor için bir toplantı ve bir sunum hazırlandı.\n",
+                "memory/2026-11-20.md": "# 2026-11-20\n\n- Sözleşme Ayşe'ye gönderildi.\n",
+            },
+            "Ayşe için ne almalıyız?",
+        ),
+    ],
+    ids=["vietnamese", "turkish"],
+)
+async def test_a_vietnamese_or_turkish_question_does_not_search_for_its_function_words(
+    make_engine: MakeEngine, tmp_path: Path, notes: dict[str, str], query: str
+) -> None:
+    """In three notes a function word is as rare as a name: the note that held the question's "của" and "là"
+    (or "için") ranked first, above the two that name the person asked about."""
+    paths = await _keyword_paths(make_engine, _written(tmp_path / "notes", notes), query)
+    assert sorted(paths) == ["MEMORY.md", "memory/2026-11-20.md"], paths

@@ -2,12 +2,12 @@
 them; the index keeps every word.
 
 English's, Russian's, Hindi's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those of
-French, Spanish, Portuguese, Italian, German and Dutch are dropped from a query written in that language
-(:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and "de novo",
-"die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than ``a`` and ``i``
-are never dropped (vitamin D, T cells, E. coli) unless an apostrophe cut them off a word (:func:`in_contraction`:
-the "s" of "Dave's", the "l" of "l'amour"), nor is a word in capitals in a query that is not
-(:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
+French, Spanish, Portuguese, Italian, German, Dutch, Vietnamese and Turkish are dropped from a query written in
+that language (:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and
+"de novo", "die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than
+``a`` and ``i`` are never dropped (vitamin D, T cells, E. coli) unless an apostrophe cut them off a word
+(:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a word in capitals in a query that is
+not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
 scripts are segmented (:mod:`.segments`). English words that frame a question ("tell me", "describe", "how
 many", "what kind of") are searched only when a query has no other word (:func:`frames_question`).
 """
@@ -65,6 +65,19 @@ _DUTCH = (
     "bij uit over om te tot als dat die dit deze wat wie waar wanneer waarom hoe ik jij je hij zij ze wij we "
     "jullie mijn jouw haar ons onze niet geen ook nog er"
 )
+# Vietnamese writes a word's syllables apart, and a function word may be a syllable of another word ("sao" of
+# "tại sao", "why", and of "sao lưu", "backup"): only syllables that are seldom part of a word that names something.
+_VIETNAMESE = (
+    "của là gì và các những này đó kia ấy với được đã đang sẽ không có thì mà cho ai nào đâu khi nhiêu như về ở "
+    "trong tôi nó hoặc nhưng cũng rất lắm vì để nên rồi vậy ạ à nhé hả"
+)
+# Turkish postpositions, pronouns, question words and particles; not those that are English names or words too
+# ("ben", "kim", "sen", "her", "o", "en").
+_TURKISH = (
+    "ve ile bir bu şu da de mi mı mu mü ne neden niye niçin nasıl nerede nereye nereden hangi kime kimi kimin için "
+    "gibi kadar çok daha ama fakat veya ki hiç biz siz onlar benim senin onun bizim sizin onların bana sana ona "
+    "bunu şunu onu bunun şunun değil"
+)
 # Russian question words, pronouns, prepositions and particles (from Snowball's Russian stop list), matched
 # before stemming: "какая", "где", "мы", "для" say nothing of what is asked for.
 _RUSSIAN = (
@@ -101,13 +114,16 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 # nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
 _GERMAN_WORDS = frozenset(_GERMAN.split())
-_LATIN_SCRIPT = (*(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH)), _GERMAN_WORDS)
+_LATIN_SCRIPT = (
+    *(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _VIETNAMESE, _TURKISH)),
+    _GERMAN_WORDS,
+)
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     """The function words a query of ``words`` (lower-cased, in order) drops as a query in French, Spanish,
-    Portuguese, Italian, German or Dutch: those of each language in which two of its words or more are function
-    words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
+    Portuguese, Italian, German, Dutch, Vietnamese or Turkish: those of each language in which two of its words or
+    more are function words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
     ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de". A function word written with a
     letter English does not write counts as two: "¿Qué prefiere Lucía?" drops "qué"."""
     english = sum(word in ENGLISH_STOPWORDS for word in words)
