@@ -23,7 +23,7 @@ MIN_LETTERS = 6
 MAX_WORDS = 3  # words looked up per query, at most: each costs about 54 lookups per letter (Cyrillic 83, Greek 51)
 # A word of the Latin alphabet once its accents are folded as the index folds them: English, and the languages
 # written with accents (German "Schlüssel", French "réunion"); "ß", "ø" and "æ" stay letters of their own.
-_LATIN = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f]+")
+LATIN = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f]+")
 
 
 def _alphabet(first: int, last: int, *more: str) -> str:
@@ -40,7 +40,7 @@ def correctable(term: str) -> bool:
     """Whether ``term`` is a word a hint is sought for: at least :data:`MIN_LETTERS` letters of the Latin alphabet
     (accents included: the index folds them), the Greek or the Cyrillic."""
     folded = fold_accents(term)
-    return len(folded) >= MIN_LETTERS and (_LATIN.fullmatch(folded) is not None or _script(folded) is not None)
+    return len(folded) >= MIN_LETTERS and (LATIN.fullmatch(folded) is not None or _script(folded) is not None)
 
 
 def _script(word: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -28,6 +29,7 @@ from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined
 from .keyword import keyword_candidates
 from .named_files import NameIndex
 from .near_words import hint_text, near_words
+from .other_endings import other_endings
 from .other_forms import forms_text, other_forms
 from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
 from .relative_days import named_days
@@ -224,8 +226,11 @@ class Searcher:
 
             missing = [term for term in terms if not counts[term]]
             written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
+            unheld = [term for term in missing if term not in written]
+            hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
+            if rest := [term for term in unheld if term not in hints]:  # no typo: another ending?
+                written |= self._other_endings(conn, terms, rest, count)
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
-            hints = self._near_words(conn, [term for term in held if not counts[term]], count) if missing and chunks else {}
             found.hints = hints
 
             def hinted(words: Collection[str]) -> dict[str, int]:
@@ -305,10 +310,9 @@ class Searcher:
 
     def _compounds(self, conn: Any, text: str, terms: list[str], missing: list[str], count: Count) -> dict[str, tuple[str, ...]]:
         """The query's words that notes write as one compound the other way, or hold only as a compound's first
-        or last part (:mod:`.compounds`), each with the words the notes write in its place (the second of two words joined
-        into one: none), on a reader thread;
-        ``count`` counts words for the caller, who keeps the counts.
-        A word the query asks already, in any form, is not asked again ("email" of "e mail" asked with "emails")."""
+        or last part (:mod:`.compounds`), each with the words the notes write in its place (the second of two words
+        joined into one: none), on a reader thread; ``count`` counts words for the caller, who keeps the counts.
+        A word the query asks already, in any form, is not asked again (:func:`_unasked`)."""
         ops = self.index.ops
         written: dict[str, tuple[str, ...]] = {}
         for (head, tail), word in joined_words(query_pairs(text), missing, count, _is_term).items():
@@ -322,8 +326,17 @@ class Searcher:
         left = [term for term in left if term not in heads]
         ending, texts = (lambda ends: ops.terms_ending(conn, ends, HEAD_TERMS)), (lambda word: _texts(ops, conn, word))
         written |= heads | compound_tails(left, ending, count, texts, _is_term)
-        asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
-        return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}
+        return _unasked(written, terms)
+
+    def _other_endings(self, conn: Any, terms: list[str], missing: list[str], count: Count) -> dict[str, tuple[str, ...]]:
+        """The query's words that notes hold only with another ending (:mod:`.other_endings`), each with the words
+        the notes write in its place, on a reader thread; ``count`` counts them for the caller."""
+        ops = self.index.ops
+        starting = partial(ops.terms_starting, conn, limit=HEAD_TERMS)
+        endings = other_endings(missing, starting, count, partial(_texts, ops, conn), _is_term)
+        if endings:
+            count([word for words in endings.values() for word in words])
+        return _unasked(endings, terms)
 
     def _near_words(self, conn: Any, missing: list[str], count: Count) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
@@ -414,6 +427,13 @@ def _repeated(words: dict[str, tuple[str, ...]], repeats: dict[str, int]) -> dic
         for word in written:
             times[word] = min(MAX_REPEATS, times.get(word, 0) + repeats[term])
     return times
+
+
+def _unasked(written: dict[str, tuple[str, ...]], terms: list[str]) -> dict[str, tuple[str, ...]]:
+    """``written`` (query terms -> the words the notes write in their place) without the words the query asks
+    already, in any form ("email" of "e mail" asked with "emails")."""
+    asked = frozenset().union(*(term_index_keys(term) for term in terms if term not in written))
+    return {term: tuple(word for word in words if not term_index_keys(word) <= asked) for term, words in written.items()}
 
 
 def _texts(ops: StoreOps, conn: Any, term: str) -> list[str]:
