@@ -14,6 +14,7 @@ many", "what kind of") are searched only when a query has no other word (:func:`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 # English words that carry no retrieval signal in questions: articles, prepositions, pronouns, question words,
@@ -71,6 +72,11 @@ _VIETNAMESE = (
     "của là gì và các những này đó kia ấy với được đã đang sẽ không có thì mà cho ai nào đâu khi nhiêu như về ở "
     "trong tôi nó hoặc nhưng cũng rất lắm vì để nên rồi vậy ạ à nhé hả"
 )
+# Vietnamese function words written only with letters French, Spanish or Portuguese write too ("là", "gì", "và"):
+# each counts once, as an ASCII one does, since "il est là" is French. Those with a letter only Vietnamese writes
+# ("của", "cũng", "được": ă, đ, ĩ, ũ, ơ, ư, or a vowel marked as only Vietnamese marks it) tell the language alone.
+_VIETNAMESE_LETTER = re.compile("[ăđĩũơư\u1ea0-\u1ef9]")
+_COUNTS_ONCE = frozenset(word for word in _VIETNAMESE.split() if not _VIETNAMESE_LETTER.search(word))
 # Turkish postpositions, pronouns, question words and particles; not those that are English names or words too
 # ("ben", "kim", "sen", "her", "o", "en").
 _TURKISH = (
@@ -140,7 +146,7 @@ def _written_in(words: Sequence[str], language: frozenset[str], english: int) ->
     """The function words of ``language`` among ``words`` when they tell that language: two or more, and more
     than ``english`` (how many of ``words`` are English function words); else none."""
     found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
-    told = sum(1 if word.isascii() else 2 for word in found)  # "qué", "où", "für": no English word
+    told = sum(1 if word.isascii() or word in _COUNTS_ONCE else 2 for word in found)  # "qué", "où", "für": no English word
     return found if told >= 2 and told > english else []
 
 
