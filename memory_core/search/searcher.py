@@ -228,7 +228,7 @@ class Searcher:
             written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
             unheld = [term for term in missing if term not in written]
             hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
-            if rest := [term for term in unheld if term not in hints]:  # no typo: another ending?
+            if chunks and (rest := [term for term in unheld if term not in hints]):  # no typo: another ending?
                 written |= self._other_endings(conn, terms, rest, count)
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             found.hints = hints
