@@ -298,13 +298,21 @@ async def test_a_thai_word_is_matched_with_its_vowels_and_tone_marks(make_engine
             },
             "Ayşe için ne almalıyız?",
         ),
+        (  # Hebrew: "what is Dana responsible for?"; the other note says "על" ("about")
+            {
+                "MEMORY.md": "# זיכרון\n\n- דנה — מנהלת המוצר; אוהבת קפה שחור.\n",
+                "memory/2026-11-19.md": "# 2026-11-19\n\n- דיברנו על זה עם הצוות של יוסי.\n",
+                "memory/2026-11-20.md": "# 2026-11-20\n\n- דנה אישרה את התקציב.\n",
+            },
+            "על מה דנה אחראית?",
+        ),
     ],
-    ids=["vietnamese", "turkish"],
+    ids=["vietnamese", "turkish", "hebrew"],
 )
-async def test_a_vietnamese_or_turkish_question_does_not_search_for_its_function_words(
+async def test_a_question_does_not_search_for_its_function_words(
     make_engine: MakeEngine, tmp_path: Path, notes: dict[str, str], query: str
 ) -> None:
     """In three notes a function word is as rare as a name: the note that held the question's "của" and "là"
-    (or "için") ranked first, above the two that name the person asked about."""
+    (or "için", or "על") ranked first, above the two that name the person asked about."""
     paths = await _keyword_paths(make_engine, _written(tmp_path / "notes", notes), query)
     assert sorted(paths) == ["MEMORY.md", "memory/2026-11-20.md"], paths

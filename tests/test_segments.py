@@ -206,6 +206,7 @@ def test_a_function_word_written_with_a_letter_english_does_not_write_tells_its_
     assert query_terms("Für wen ist das Budget?") == ["budget"]
     assert query_terms("Sở thích của Lan là gì?") == ["sở", "thích", "lan"]  # "của": only Vietnamese writes ủ
     assert query_terms("Ayşe için ne almalıyız?") == ["ayşe", "almalıyız"]
+    assert query_terms("על מה דנה אחראית?") == ["דנה", "אחראית"]  # Hebrew's, in every query
     assert query_terms("O que você prefere?") == ["prefere"]
     assert query_terms("Que préfère Claire ?") == ["que", "préfère", "claire"]  # "que" alone says no language
     # outnumbered by English's function words, it stays: a phrase English borrowed

@@ -1,7 +1,7 @@
 """Function words: the words a query drops, since they say nothing of what is asked for. Only queries drop
 them; the index keeps every word.
 
-English's, Russian's, Hindi's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those of
+English's, Russian's, Hindi's, Hebrew's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those of
 French, Spanish, Portuguese, Italian, German, Dutch, Vietnamese and Turkish are dropped from a query written in
 that language (:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and
 "de novo", "die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than
@@ -98,6 +98,13 @@ _HINDI = (
     "के का की को में से पर है हैं था थी थे और या कि क्या कब कहाँ कहां कौन क्यों कैसे किस किसने किसको यह वह ये वे "
     "हम मैं तुम आप ने लिए भी तो हमने मैंने उसने इस उस इसे उसे एक"
 )
+# Hebrew question words, prepositions, pronouns and particles, as words of their own (a prefixed form, "ועל",
+# is another word: the index takes no prefix off).
+_HEBREW = (
+    "מה מי מתי איפה איך למה מדוע האם כמה איזה איזו אילו על של את עם אל מן זה זו זאת אלה אלו הוא היא הם הן אני "
+    "אתה אנחנו אתם אתן יש אין כי אם או גם לא כל רק עוד כבר אבל שלי שלך שלו שלה שלנו שלהם לי לך לו לה לנו להם "
+    "היה הייתה היו יהיה"
+)
 # Arabic prepositions, pronouns, question words and particles, as :func:`.arabic.fold` leaves them.
 _ARABIC = (
     "في من على الى عن ما ماذا متى اين كيف لماذا هل هذا هذه ذلك تلك التي الذي الذين و او ام مع كان كانت هو هي "
@@ -118,7 +125,7 @@ _KINDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})  # frami
 _FRAMING_WORDS = frozenset(_FRAMING.split())
 # Every word a query drops, whatever its language (lower-cased as a query's words are); a query of them alone has
 # nothing to search for (:func:`.terms.only_stop_words`).
-QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _ARABIC) for word in words.split())
+QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split())
 _GERMAN_WORDS = frozenset(_GERMAN.split())
 _LATIN_SCRIPT = (
     *(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _VIETNAMESE, _TURKISH)),
