@@ -306,13 +306,30 @@ async def test_a_thai_word_is_matched_with_its_vowels_and_tone_marks(make_engine
             },
             "על מה דנה אחראית?",
         ),
+        (  # Swedish: "who is Anna and what does she do?"; the other note says "det", "och", "om", "var"
+            {
+                "MEMORY.md": "# Minne\n\n- Anna — produktchef; gillar svart kaffe.\n",
+                "memory/2026-11-19.md": "# 2026-11-19\n\n- Vi pratade om det med teamet och det var bra.\n",
+                "memory/2026-11-20.md": "# 2026-11-20\n\n- Skickade avtalet till Anna.\n",
+            },
+            "Vem är Anna och vad gör hon?",
+        ),
+        (  # Indonesian: "what does Sari like?"; the other note says "yang"
+            {
+                "MEMORY.md": "# Memori\n\n- Sari — manajer produk; suka kopi hitam.\n",
+                "memory/2026-11-19.md": "# 2026-11-19\n\n- Kami bicara dengan tim yang ada di kantor.\n",
+                "memory/2026-11-20.md": "# 2026-11-20\n\n- Mengirim kontrak ke Sari.\n",
+            },
+            "Apa yang disukai Sari?",
+        ),
     ],
-    ids=["vietnamese", "turkish", "hebrew"],
+    ids=["vietnamese", "turkish", "hebrew", "swedish", "indonesian"],
 )
 async def test_a_question_does_not_search_for_its_function_words(
     make_engine: MakeEngine, tmp_path: Path, notes: dict[str, str], query: str
 ) -> None:
     """In three notes a function word is as rare as a name: the note that held the question's "của" and "là"
-    (or "için", or "על") ranked first, above the two that name the person asked about."""
+    (or "için", "על", "yang") ranked first, above the two that name the person asked about; in Swedish, the
+    question's six function words left "Anna" too small a share of it, and it got nothing."""
     paths = await _keyword_paths(make_engine, _written(tmp_path / "notes", notes), query)
     assert sorted(paths) == ["MEMORY.md", "memory/2026-11-20.md"], paths

@@ -207,6 +207,9 @@ def test_a_function_word_written_with_a_letter_english_does_not_write_tells_its_
     assert query_terms("Sở thích của Lan là gì?") == ["sở", "thích", "lan"]  # "của": only Vietnamese writes ủ
     assert query_terms("Ayşe için ne almalıyız?") == ["ayşe", "almalıyız"]
     assert query_terms("על מה דנה אחראית?") == ["דנה", "אחראית"]  # Hebrew's, in every query
+    assert query_terms("Vem är Anna och vad gör hon?") == ["anna", "gör"]
+    assert query_terms("Hvem er Anna og hva gjør hun?") == ["anna", "gjør"]
+    assert query_terms("Apa yang disukai Sari?") == ["disukai", "sari"]
     assert query_terms("O que você prefere?") == ["prefere"]
     assert query_terms("Que préfère Claire ?") == ["que", "préfère", "claire"]  # "que" alone says no language
     # outnumbered by English's function words, it stays: a phrase English borrowed
@@ -216,6 +219,7 @@ def test_a_function_word_written_with_a_letter_english_does_not_write_tells_its_
 def test_an_english_query_keeps_the_words_other_languages_use_as_function_words() -> None:
     """Many are English words, or parts of names and terms English uses."""
     assert query_terms("why did the car die in the war") == ["car", "die", "war"]
+    assert query_terms("what did the men build") == ["men", "build"]  # Swedish "men", "but"
     assert query_terms("AI and CI on the MIT van, con or pour") == ["ai", "ci", "mit", "van", "con", "pour"]
     assert query_terms("Caroline's trip to Rio de Janeiro") == ["caroline", "trip", "rio", "de", "janeiro"]
     assert query_terms("De novo assembly of the sequence data") == ["de", "novo", "assembly", "sequence", "data"]

@@ -1,15 +1,16 @@
 """Function words: the words a query drops, since they say nothing of what is asked for. Only queries drop
 them; the index keeps every word.
 
-English's, Russian's, Hindi's, Hebrew's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those of
-French, Spanish, Portuguese, Italian, German, Dutch, Vietnamese and Turkish are dropped from a query written in
-that language (:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and
-"de novo", "die", "war", "car", "pour", "come"), and an English query keeps them. Single letters other than
-``a`` and ``i`` are never dropped (vitamin D, T cells, E. coli) unless an apostrophe cut them off a word
-(:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a word in capitals in a query that is
-not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function words are cut where their
-scripts are segmented (:mod:`.segments`). English words that frame a question ("tell me", "describe", "how
-many", "what kind of") are searched only when a query has no other word (:func:`frames_question`).
+English's, Russian's, Hindi's, Hebrew's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those
+of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languages, Indonesian, Vietnamese and
+Turkish are dropped from a query written in that language (:func:`foreign_function_words`): many of them are words
+in English ("de" in "Rio de Janeiro" and "de novo", "die", "war", "car", "pour", "come", "men"), and an English
+query keeps them. Single letters other than ``a`` and ``i`` are never dropped (vitamin D, T cells, E. coli) unless
+an apostrophe cut them off a word (:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a
+word in capitals in a query that is not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean
+function words are cut where their scripts are segmented (:mod:`.segments`). English words that frame a question
+("tell me", "describe", "how many", "what kind of") are searched only when a query has no other word
+(:func:`frames_question`).
 """
 
 from __future__ import annotations
@@ -84,6 +85,23 @@ _TURKISH = (
     "gibi kadar çok daha ama fakat veya ki hiç biz siz onlar benim senin onun bizim sizin onların bana sana ona "
     "bunu şunu onu bunun şunun değil"
 )
+# Swedish, and Danish and Norwegian (one list: they share most of these words).
+_SWEDISH = (
+    "och att det som en ett är var har hade inte på för med av till den de om jag du han hon vi ni dem vad vem "
+    "vilka vilken vilket när varför hur kan ska skulle kommer blev bli från men eller så också bara mycket min mitt "
+    "mina din ditt dina sitt sina hans hennes deras vår vårt våra där här"
+)
+_DANISH_NORWEGIAN = (
+    "og at det som en et er var har havde hadde ikke på for med af av til den de om jeg du han hun vi dem hvad hva "
+    "hvem hvilke hvilken når hvor hvorfor hvordan kan skal vil blev ble fra men eller så også kun meget mye min mit "
+    "mine din dit dine sit sine hans hendes hennes deres vores vår vårt våre der her"
+)
+# Indonesian and Malay.
+_INDONESIAN = (
+    "yang dan di ke dari untuk dengan pada ini itu adalah akan tidak ada apa siapa kapan mana bagaimana mengapa "
+    "kenapa berapa dia mereka kami kita saya anda aku kamu juga sudah telah belum atau tetapi tapi karena oleh "
+    "sebagai dalam"
+)
 # Russian question words, pronouns, prepositions and particles (from Snowball's Russian stop list), matched
 # before stemming: "какая", "где", "мы", "для" say nothing of what is asked for.
 _RUSSIAN = (
@@ -128,17 +146,22 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split())
 _GERMAN_WORDS = frozenset(_GERMAN.split())
 _LATIN_SCRIPT = (
-    *(frozenset(words.split()) for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _VIETNAMESE, _TURKISH)),
+    *(
+        frozenset(words.split())
+        for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _INDONESIAN,
+                      _VIETNAMESE, _TURKISH)  # fmt: skip
+    ),
     _GERMAN_WORDS,
 )
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     """The function words a query of ``words`` (lower-cased, in order) drops as a query in French, Spanish,
-    Portuguese, Italian, German, Dutch, Vietnamese or Turkish: those of each language in which two of its words or
-    more are function words (English's aside: "in", "was"), and more of them than are English ones. "Quelle est la couleur du
-    ciel" drops "est la du"; "what did Jolene do in Rio de Janeiro" keeps "de". A function word written with a
-    letter English does not write counts as two: "¿Qué prefiere Lucía?" drops "qué"."""
+    Portuguese, Italian, German, Dutch, Swedish, Danish, Norwegian, Indonesian, Vietnamese or Turkish: those of
+    each language in which two of its words or more are function words (English's aside: "in", "was"), and more of
+    them than are English ones. "Quelle est la couleur du ciel" drops "est la du"; "what did Jolene do in Rio de
+    Janeiro" keeps "de". A function word written with a letter English does not write counts as two: "¿Qué prefiere
+    Lucía?" drops "qué"."""
     english = sum(word in ENGLISH_STOPWORDS for word in words)
     return frozenset(word for language in _LATIN_SCRIPT for word in _written_in(words, language, english))
 
