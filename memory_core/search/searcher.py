@@ -313,18 +313,18 @@ class Searcher:
         or last part (:mod:`.compounds`), each with the words the notes write in its place (the second of two words
         joined into one: none), on a reader thread; ``count`` counts words for the caller, who keeps the counts.
         A word the query asks already, in any form, is not asked again (:func:`_unasked`)."""
-        ops = self.index.ops
+        ops, texts = self.index.ops, partial(_texts, self.index.ops, conn)
         written: dict[str, tuple[str, ...]] = {}
         for (head, tail), word in joined_words(query_pairs(text), missing, count, _is_term).items():
             if head not in written and tail not in written:
                 written[head], written[tail] = (word,), ()
         left = [term for term in missing if term not in written]
-        split = split_words(left, count, lambda phrase: _texts(ops, conn, phrase), _is_term)
+        split = split_words(left, count, texts, _is_term)
         written |= {term: (phrase,) for term, phrase in split.items()}
         left = [term for term in left if term not in split]
-        heads = compound_heads(left, lambda prefix: ops.terms_starting(conn, prefix, HEAD_TERMS), count, _is_term)
+        heads = compound_heads(left, partial(ops.terms_starting, conn, limit=HEAD_TERMS), count, _is_term)
         left = [term for term in left if term not in heads]
-        ending, texts = (lambda ends: ops.terms_ending(conn, ends, HEAD_TERMS)), (lambda word: _texts(ops, conn, word))
+        ending = partial(ops.terms_ending, conn, limit=HEAD_TERMS)
         written |= heads | compound_tails(left, ending, count, texts, _is_term)
         return _unasked(written, terms)
 
@@ -332,16 +332,15 @@ class Searcher:
         """The query's words that notes hold only with another ending (:mod:`.other_endings`), each with the words
         the notes write in its place, on a reader thread; ``count`` counts them for the caller."""
         ops = self.index.ops
-        starting = partial(ops.terms_starting, conn, limit=HEAD_TERMS)
-        endings = other_endings(missing, starting, count, partial(_texts, ops, conn), _is_term)
+        starting, texts = partial(ops.terms_starting, conn, limit=HEAD_TERMS), partial(_texts, ops, conn)
+        endings = other_endings(missing, starting, count, texts, _is_term)
         if endings:
             count([word for words in endings.values() for word in words])
         return _unasked(endings, terms)
 
     def _near_words(self, conn: Any, missing: list[str], count: Count) -> dict[str, str]:
         """Words the notes hold one edit away from the query's words no note holds (on a reader thread)."""
-        ops = self.index.ops
-        hints = near_words(missing, count, lambda word: _texts(ops, conn, word), query_terms)
+        hints = near_words(missing, count, partial(_texts, self.index.ops, conn), query_terms)
         return {word: near for word, near in hints.items() if len(query_terms(near)) == 1}  # one term, no stop word
 
     def _named_chunks(
