@@ -145,14 +145,8 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 # nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split())
 _GERMAN_WORDS = frozenset(_GERMAN.split())
-_LATIN_SCRIPT = (
-    *(
-        frozenset(words.split())
-        for words in (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _INDONESIAN,
-                      _VIETNAMESE, _TURKISH)  # fmt: skip
-    ),
-    _GERMAN_WORDS,
-)
+_OTHER_LATIN = (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _INDONESIAN, _VIETNAMESE, _TURKISH)
+_LATIN_SCRIPT = (_GERMAN_WORDS, *(frozenset(words.split()) for words in _OTHER_LATIN))
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:

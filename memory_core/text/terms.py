@@ -24,9 +24,9 @@ from .verb_forms import base_forms
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
-# unicode61 folding, accents removed, Indic and Thai vowel signs kept in their words (the PostgreSQL store runs
-# SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's identity: a change rebuilds
-# the index.
+# unicode61 folding, accents removed, the vowel signs of Indic and Southeast Asian scripts kept in their words (the
+# PostgreSQL store runs SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's
+# identity: a change rebuilds the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {WORD_MARKS}"
 TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 8"
 
