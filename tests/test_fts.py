@@ -25,7 +25,7 @@ from memdex.memory_core.stores import bm25
 from memdex.memory_core.stores.sqlite import db
 from memdex.memory_core.stores.sqlite.ops import match_expression
 from memdex.memory_core.text.segments import index_text
-from memdex.memory_core.text.terms import FTS_TOKENIZER, MAX_TERMS, query_terms
+from memdex.memory_core.text.terms import FTS_TOKENIZER, MAX_TERMS, joined_phrases, phrase_count, query_terms
 
 ROWS = [
     "We decided to migrate the database to Postgres 16 next sprint",
@@ -360,3 +360,35 @@ def test_a_term_asked_more_than_once_is_counted_up_to_a_bound() -> None:
     asked = term_repeats("Retrieval of documents: how is retrieval evaluated, and why does retrieval fail? Retrieval!")
     assert asked == {"retrieval": MAX_REPEATS, "documents": 1, "evaluated": 1, "fail": 1}
     assert term_repeats("the a of") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [("what port does maple-zephyr-150 use?", ["maple zephyr 150"]),
+     ("who owns libs/auth/jwt.py and ghcr.io/acme/ci-runner", ["libs auth jwt py", "ghcr io acme ci runner"]),
+     ("Python 3.12 on src/getUserName.ts", ["3 12", "src getusername get user name ts"]),
+     ("IL-6 levels, H2A.Z", ["il 6", "h2a z"]),
+     ("long-term pro-inflammatory and/or e.g. U.S. 1/2 POSTGRES_URL naïve-bayes", [])],
+    ids=["host", "paths", "version and camelCase", "gene names", "no name"],
+)  # fmt: skip
+def test_a_name_the_query_joins_is_the_phrase_of_the_tokens_the_index_holds(text: str, phrases: list[str]) -> None:
+    """Words joined by . / : @ or joined with a digit are a name; a hyphenated word, a run of stop words or of
+    single letters, snake_case (already one term) and a run glued to other letters are not."""
+    assert joined_phrases(text) == phrases
+
+
+def test_a_joined_name_is_held_only_where_its_words_are_written_together(fts: Any) -> None:
+    """FTS5 matches the quoted phrase, and coverage and BM25 computed here count it, only where its tokens are in
+    a row on one line; the words held apart answer the words alone."""
+    together, apart = "Ask Jonas before touching libs/auth/jwt.py today", "jwt errors in libs/logging/setup.py\nauth py"
+    fts.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", [(90, index_text(together)), (91, index_text(apart))])
+    phrase = "libs auth jwt py"
+    found = [r for (r,) in fts.execute("SELECT rowid FROM t WHERE t MATCH ?", (match_expression([phrase]),))]
+    assert found == [90]
+    assert (phrase_count(together, phrase.split()), phrase_count(apart, phrase.split())) == (1, 0)
+    words, counts = query_terms(phrase), dict.fromkeys([*query_terms(phrase), phrase], 1)
+    weights = weigh_terms([*words, phrase], counts, 10, phrases=[phrase])
+    assert term_coverage(weights, together) == 1.0
+    assert term_coverage(weights, apart) == pytest.approx(sum(weights.weights[:-1]) / sum(weights.weights))
+    assert weights.by_key() == weigh_terms(words, counts, 10).by_key()  # snippets weigh the words, not the phrase
+

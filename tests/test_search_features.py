@@ -685,6 +685,55 @@ async def test_in_a_small_memory_a_common_english_word_weighs_less_than_the_rare
     assert found.results[0].score > found.results[1].score, [(hit.path, hit.score) for hit in found.results]
 
 
+NAMED_THINGS = {  # each name the second and third notes hold in parts, the first written together
+    LONG_TERM: "# Memory\n\n- Ask Jonas before touching libs/auth/jwt.py: he wrote the key rotation.\n",
+    "memory/2026-03-03.md": "# 2026-03-03\n\n- The auth service logs JWT errors through libs/logging/setup.py; py-spy "
+    "showed the hot loop in the auth libs.\n",
+    "memory/2026-03-04.md": "# 2026-03-04\n\n- Moved the staging database to pg-prod-02's old disk; pg-prod-01 stays the "
+    "primary.\n- Dana set the prod alert threshold to 2% for the pg exporter.\n",
+    "memory/2026-03-05.md": "# 2026-03-05\n\n- The pg exporter on prod scrapes every 01 minute; alerts page Dana.\n- "
+    "pg-prod-03 is the analytics replica.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [("libs/auth/jwt.py", LONG_TERM),
+     ("pg-prod-01", "memory/2026-03-04.md"),
+     ("jwt.py", LONG_TERM)],
+    ids=["path", "host", "file"],
+)  # fmt: skip
+async def test_a_name_written_joined_ranks_first_the_note_that_writes_it_so(
+    make_engine: MakeEngine, write: Write, asked: str, answer: str
+) -> None:
+    """A path or a host name is words joined by / . or -; its words searched apart ranked first the note that
+    holds them all apart, more often ("libs", "auth", "py"; "pg", "prod", "01"). The name is also searched as
+    the phrase it is."""
+    for path, text in NAMED_THINGS.items():
+        write(path, text)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search(asked)
+    assert [hit.path for hit in found.results][:1] == [answer], [(hit.path, hit.score) for hit in found.results]
+    assert found.results[0].score - found.results[1].score > 0.05, [(hit.path, hit.score) for hit in found.results]
+
+
+async def test_a_table_row_named_in_the_question_outranks_the_header_that_holds_its_other_word(
+    make_engine: MakeEngine, write: Write
+) -> None:
+    """A 300-row table of services: "port" is only in the header, so the header's chunk outranked the chunk of the
+    row the question names ("maple-zephyr-150"), whose parts other rows hold too."""
+    parts = ["alpha", "cedar", "ember", "maple", "onyx", "raven", "tundra", "zephyr"]
+    rows = [f"| {parts[n % 8]}-{parts[n * 3 % 7]}-{n} | team {n % 5} | {9000 + n} |" for n in range(300)]
+    rows[150] = "| maple-zephyr-150 | team 0 | 9150 |"
+    write(LONG_TERM, "# Service registry\n\n| service | owner | port |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search("what port does maple-zephyr-150 use?")
+    first = found.results[0]
+    assert "maple-zephyr-150 | team 0 | 9150" in first.snippet, [(hit.start_line, hit.score) for hit in found.results]
+
+
 TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like
     "memory/2026-10-05.md": "- The team shipped the billing fix. It's live.\n",
     "memory/2026-10-06.md": "- Dana's team moved standup to 10:00.\n",

@@ -6,7 +6,7 @@ ranks the OR of the terms it is given (:meth:`~..stores.base.StoreOps.keyword_se
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,7 @@ def keyword_candidates(
     repeats: Mapping[str, int] | None = None,
     counts: Mapping[str, int] | None = None,
     alongside: Alongside | None = None,
+    phrases: Collection[str] = (),
 ) -> tuple[list[ChunkRow], TermWeights]:
     """The best ``limit`` chunks by BM25 for the OR of ``terms``, and ``terms`` weighed by rarity in the index,
     from one count per term (the counts serve the shortcut, the ranking and the weights).
@@ -43,15 +44,16 @@ def keyword_candidates(
     times, as FTS5 does for a phrase OR-ed more than once (:func:`.scoring.weigh_terms` scales its figure alike).
     ``counts``: how many chunks hold some of the terms, when the caller has counted them already.
     ``alongside``: the owner's second reader, for a store that ranks a large query in parts at once.
+    ``phrases``: the terms that are joined words' phrases (:attr:`.scoring.TermWeights.phrases`).
     """
     times = repeats or {}
     if not terms:
-        return [], weigh_terms(terms, {}, total_chunks)
+        return [], weigh_terms(terms, {}, total_chunks, phrases=phrases)
     known = dict(counts or {})
     if unknown := [term for term in terms if term not in known]:
         known |= ops.term_counts(conn, unknown)
     counts = known
-    weights = weigh_terms(terms, counts, total_chunks, times)
+    weights = weigh_terms(terms, counts, total_chunks, times, phrases=phrases)
 
     def asked(chosen: Sequence[str]) -> list[str]:
         return [term for term in chosen for _ in range(times.get(term, 1))]

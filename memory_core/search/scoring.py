@@ -13,7 +13,7 @@ from functools import cached_property
 
 from ..stores.bm25 import IDF_FLOOR, K1, B, floored, idf
 from ..text.segments import is_gram, katakana_words
-from ..text.terms import index_stems, key_counts, stems, term_index_keys, term_keys
+from ..text.terms import index_key, index_stems, key_counts, phrase_count, stems, term_index_keys, term_keys
 from ..text.word_frequencies import english_share
 
 # A word of n Han or kana characters is n - 1 overlapping grams, each counted again wherever the word repeats,
@@ -100,6 +100,9 @@ class TermWeights:
     indexed: tuple[frozenset[str], ...] = ()
     # the query's katakana words, each as the places of its bigrams (:func:`..text.segments.katakana_words`)
     words: tuple[tuple[int, ...], ...] = ()
+    # each term's tokens when it is the phrase of words the query joins (:func:`..text.terms.joined_phrases`; else
+    # empty): held only where they are written together; it ranks, while snippets weigh the query's words only
+    phrases: tuple[tuple[str, ...], ...] = ()
 
     @cached_property
     def floored_rank(self) -> float:
@@ -107,9 +110,12 @@ class TermWeights:
         return IDF_FLOOR * (K1 + 1.0) * sum(n for n, common in zip(self.repeats, self.common, strict=True) if common)
 
     def by_key(self) -> dict[str, float]:
-        """Each held term's weight under each of its match keys (the larger, where two terms share a key)."""
+        """Each held term's weight under each of its match keys (the larger, where two terms share a key); a
+        joined words' phrase leaves its words their own weights."""
         found: dict[str, float] = {}
-        for keys, weight in zip(self.keys, self.weights, strict=True):
+        for keys, weight, phrase in zip(self.keys, self.weights, self.phrases or [()] * len(self.keys), strict=True):
+            if phrase:
+                continue
             for key in keys:
                 found[key] = max(found.get(key, 0.0), weight)
         return found
@@ -121,6 +127,7 @@ def weigh_terms(
     total: int,
     repeats: Mapping[str, int] | None = None,
     names: Collection[str] = (),
+    phrases: Collection[str] = (),
 ) -> TermWeights:
     """Weights for ``terms`` from ``counts`` (how many of ``total`` chunks hold each: missing = none).
 
@@ -129,7 +136,7 @@ def weigh_terms(
     other-topic probes answered on LoCoMo, for no gain in ranking). A held term in ``names`` (one the notes
     write as a name: :func:`..text.names.written_as_names`) weighs as the rarest. These are abstention's weights:
     that every note names Dana says the memory is about her, while ranking must learn that her name tells no
-    note from another."""
+    note from another. ``phrases``: the terms that are joined words' phrases (:attr:`TermWeights.phrases`)."""
     held = [counts.get(term, 0) for term in terms]
     times = [(repeats or {}).get(term, 1) for term in terms]
     common = tuple(rows > 0 and floored(rows, total) for rows in held)
@@ -149,6 +156,7 @@ def weigh_terms(
         saturation=tuple(K1_GRAMS if gram else K1 for gram in grams),
         indexed=tuple(map(term_index_keys, terms)),
         words=tuple(katakana_words(terms)),
+        phrases=tuple(tuple(term.split()) if term in phrases else () for term in terms),
     )
 
 
@@ -164,7 +172,13 @@ def term_coverage(weights: TermWeights, text: str) -> float:
     ranked a little worse in the runs that tried it (CISI nDCG@10 0.368 -> 0.364, LoCoMo ev@2k 0.681 ->
     0.678; docs/benchmarks.md)."""
     total = sum(weights.weights)
-    return _held(weights.keys, weights.weights, stems(text)) / total if total > 0 else 0.0
+    if total <= 0:
+        return 0.0
+    if not any(weights.phrases):
+        return _held(weights.keys, weights.weights, stems(text)) / total
+    present = stems(text)
+    terms = zip(weights.keys, weights.weights, weights.phrases, strict=True)
+    return sum(w for keys, w, phrase in terms if keys <= present and (not phrase or phrase_count(text, phrase))) / total
 
 
 def answer_share(weights: TermWeights, texts: Iterable[str]) -> float:
@@ -260,14 +274,16 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
         counts = key_counts(text)
         length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
         norm = 1.0 - B + B * length
+        phrases = weights.phrases or [()] * len(weights.keys)
         terms = zip(weights.indexed, weights.weights, weights.idfs, weights.repeats, weights.common, weights.in_python,
-                    weights.saturation, strict=True)  # fmt: skip
-        for keys, weight, idf, times, common, here, k1 in terms:
+                    weights.saturation, phrases, strict=True)  # fmt: skip
+        for keys, weight, idf, times, common, here, k1, phrase in terms:
             if not here:
                 continue
             if common:
                 total += times * weight
-            if tf := min((counts[key] for key in keys), default=0):
+            tf = phrase_count(text, phrase, index_key) if phrase else min((counts[key] for key in keys), default=0)
+            if tf:
                 held += times * (weight if common else idf) * tf * (k1 + 1.0) / (tf + k1 * norm)
     return held / total if total > 0 else 0.0
 

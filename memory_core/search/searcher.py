@@ -23,7 +23,7 @@ from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.names import written_as_names
-from ..text.terms import MAX_REPEATS, only_stop_words, query_terms, term_index_keys, term_repeats
+from ..text.terms import MAX_REPEATS, joined_phrases, only_stop_words, query_terms, term_index_keys, term_repeats
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
@@ -240,8 +240,14 @@ class Searcher:
 
             ranked_as = hinted(hints)
             found.terms = list(ranked_as)
+            # the words the query joins ("pg-prod-01"), also as the phrase the notes may write: ranking alone
+            joined = [phrase for phrase in joined_phrases(request.text) if phrase not in ranked_as]
+            phrases = [phrase for phrase, rows in count(joined).items() if rows] if joined and chunks else []
+            searched = ranked_as | dict.fromkeys(phrases, 1)
             alongside = None if vectors else self.index.alongside  # a vector side has the other core
-            found.keyword, ranked_by = keyword_candidates(ops, conn, found.terms, k, chunks, where, ranked_as, counts, alongside)
+            found.keyword, ranked_by = keyword_candidates(
+                ops, conn, list(searched), k, chunks, where, searched, counts, alongside, phrases
+            )
             # Abstention takes a word outside English's commonest ("destrss") for a typo of its hint; a common
             # English word no note holds is as often another topic's ("cancer" asked of a chat about a dancer):
             # it stays missing. A name the notes hold weighs there as the rarest (:func:`.scoring.weigh_terms`).
@@ -249,12 +255,13 @@ class Searcher:
             # Only a name in half the chunks or more weighs little enough to matter; the first candidates tell it.
             common = [term for term in ranked_as if counts.get(term) and floored(counts[term], chunks)]
             names = written_as_names(common, (row.text for row in found.keyword[: request.limit]))
-            if len(typos) < len(hints) or names:
+            if len(typos) < len(hints) or names or phrases:
                 asked_as = hinted(typos)
                 if uncounted := [term for term in asked_as if term not in counts]:
                     count(uncounted)
                 found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as, names)
-            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, ranked_by)
+            asked = found.asked or ranked_by
+            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, asked)
             files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
             found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}
             return ranked_by
