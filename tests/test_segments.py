@@ -231,6 +231,13 @@ def test_an_english_query_keeps_the_words_other_languages_use_as_function_words(
     assert query_terms("why didn't she call") == ["didn", "call"]  # "didn" matches a chat's "I didn't"
 
 
+def test_a_contraction_typed_without_its_apostrophe_is_dropped_as_its_parts_are() -> None:
+    """"what's" is "what" and "s", both dropped; typed "whats" it was a word no note holds."""
+    assert query_terms("whats the redis port") == query_terms("what's the redis port") == ["redis", "port"]
+    assert query_terms("im not sure whos on call and theyre away") == ["sure", "call", "away"]
+    assert query_terms("why didnt she call") == ["didnt", "call"]  # a negation stays, as "didn" of "didn't"
+
+
 def test_an_english_question_drops_its_prepositions_and_determiners_but_not_words_that_name_things() -> None:
     """In a small memory a preposition is as rare as a name: "about" in one note of six outranked the note on the
     billing database (tests/test_search_features.py)."""
