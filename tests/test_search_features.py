@@ -734,6 +734,28 @@ async def test_a_table_row_named_in_the_question_outranks_the_header_that_holds_
     assert "maple-zephyr-150 | team 0 | 9150" in first.snippet, [(hit.start_line, hit.score) for hit in found.results]
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+async def test_the_query_words_no_note_holds_are_named_beside_the_hits_for_the_rest(
+    make_engine: MakeEngine, write: Write, mode: str
+) -> None:
+    """"redis eviction policy and maxmemory" gets the note on Redis's port; the memory says nothing of eviction, and
+    the answer says so, so an agent need not read the note to learn it. Common English words ("policy", a
+    question's "use") are not named, nor is a typo, which gets its hint."""
+    write(LONG_TERM, "# Memory\n\n- Redis runs on port 6380 because of the legacy cache.\n- Postgres is version 16.\n")
+    engine = make_engine(provider_factory=HashFactory()) if mode == "hybrid" else make_engine(embedding={"provider": "none"})
+    async with engine:
+        await synced(engine)
+        partly = await engine.search("redis eviction policy and maxmemory")
+        held = await engine.search("what port does redis use?")
+        typo = await engine.search("postgress version")
+    assert partly.mode == mode and [hit.path for hit in partly.results] == [LONG_TERM]
+    rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
+    assert partly.warning == f'no note holds "eviction", "maxmemory": these results match {rest}'
+    assert held.results and held.warning is None
+    assert typo.results and "no note holds" in (typo.warning or "") and "did you mean" in (typo.warning or "")
+    assert "these results match" not in (typo.warning or "")
+
+
 TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like
     "memory/2026-10-05.md": "- The team shipped the billing fix. It's live.\n",
     "memory/2026-10-06.md": "- Dana's team moved standup to 10:00.\n",

@@ -38,6 +38,8 @@ from .scoring import TermWeights, naming_share, soft_cap, weigh_terms
 from .snippets import Window, fit, to_hit
 from .written_dates import written_dates
 
+MAX_UNHELD = 5  # the query's words no note holds named in a warning, at most
+
 
 @dataclass(frozen=True)
 class SearchRequest:
@@ -61,6 +63,9 @@ class _Candidates:
     named: list[ChunkRow] = field(default_factory=list)
     naming: list[str] = field(default_factory=list)  # the query's words that named those files
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
+    # query words outside English's commonest that no note holds in any form, with no hint: named in a warning
+    # (a question's "use" or "happen" would be named as often as not)
+    unheld: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
     asked: TermWeights | None = None  # the words abstention weighs, when it weighs them otherwise than ranking (hints, names)
     query_vector: list[float] | None = None
@@ -182,6 +187,8 @@ class Searcher:
                 warnings.append(forms_text(forms))
         if found.hints:
             warnings.append(hint_text(found.hints, ranked=bool(hits)))
+        if hits and found.unheld:
+            warnings.append(_unheld_text(found.unheld, mode))
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
@@ -230,6 +237,7 @@ class Searcher:
             hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
             if chunks and (rest := [term for term in unheld if term not in hints]):  # no typo: another ending?
                 written |= self._other_endings(conn, terms, rest, count)
+                found.unheld = [term for term in rest if term not in written and not english_share(term)]
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             found.hints = hints
 
@@ -460,6 +468,14 @@ def _no_terms(text: str) -> str:
             "ask with the words that matter (a name, a topic, an ID)"
         )
     return "the query has no words or numbers to search for; rephrase it with words"
+
+
+def _unheld_text(words: Sequence[str], mode: str) -> str:
+    """The query's words no note holds, named, so the caller knows the hits answer the rest of the query: "redis
+    eviction policy" gets the note on Redis's port, and the memory says nothing of eviction."""
+    named = ", ".join(f'"{word}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
+    rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
+    return f"no note holds {named}: these results match {rest}"
 
 
 def _index_warnings(status: IndexStatus) -> list[str]:
