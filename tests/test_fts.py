@@ -368,8 +368,9 @@ def test_a_term_asked_more_than_once_is_counted_up_to_a_bound() -> None:
      ("who owns libs/auth/jwt.py and ghcr.io/acme/ci-runner", ["libs auth jwt py", "ghcr io acme ci runner"]),
      ("Python 3.12 on src/getUserName.ts", ["3 12", "src getusername get user name ts"]),
      ("IL-6 levels, H2A.Z", ["il 6", "h2a z"]),
+     ("a budget of $5,000 (1,2,3)", ["5 000"]),
      ("long-term pro-inflammatory and/or e.g. U.S. 1/2 POSTGRES_URL naïve-bayes", [])],
-    ids=["host", "paths", "version and camelCase", "gene names", "no name"],
+    ids=["host", "paths", "version and camelCase", "gene names", "thousands", "no name"],
 )  # fmt: skip
 def test_a_name_the_query_joins_is_the_phrase_of_the_tokens_the_index_holds(text: str, phrases: list[str]) -> None:
     """Words joined by . / : @ or joined with a digit are a name; a hyphenated word, a run of stop words or of

@@ -40,10 +40,10 @@ _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, a
 MAX_REPEATS = 3  # a term asked more often than this weighs no more
 MAX_PHRASES = 8  # joined words searched as phrases per query, at most
 
-# Letters and digits joined by - . / : @ (and _) with no space: an identifier, a path, a host, a version
-# ("pg-prod-01", "libs/auth/jwt.py", "v2.3.1", "IL-6"). ASCII only: other scripts' compounds are
-# :mod:`..search.compounds`' job.
-_JOINED = re.compile(r"(?<!\w)[A-Za-z0-9]+(?:[-./:@_][A-Za-z0-9]+)+(?!\w)")
+# Letters and digits joined by - . / : @ (and _) with no space: an identifier, a path, a host, a version, a
+# number with its thousands ("pg-prod-01", "libs/auth/jwt.py", "v2.3.1", "IL-6", "5,000"). ASCII only: other
+# scripts' compounds are :mod:`..search.compounds`' job.
+_JOINED = re.compile(r"(?<!\w)[A-Za-z0-9]+(?:(?:[-./:@_]|(?<=[0-9]),(?=[0-9]))[A-Za-z0-9]+)+(?!\w)")
 # What makes a joined run a name rather than a hyphenated word: a digit, or a joiner other than the hyphen. The
 # parts of "pro-inflammatory" or "long-term" are words on their own; searched as a phrase beside them too, such
 # a word outweighed the rest of the query (SciFact claims, titles only: nDCG@10 0.480 -> 0.470).
