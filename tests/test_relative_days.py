@@ -61,6 +61,7 @@ async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
         asked = await engine.search("What did I work on yesterday?")
         assert [hit.path for hit in asked.results][:1] == [f"memory/{day[1]}.md"]
         assert asked.results[0].score >= 0.5  # the log answers "yesterday", the half of the query that is rarest
+        assert "daily log" not in (asked.warning or "")
         assert [hit.path for hit in (await engine.search("Was war gestern?")).results][:1] == [f"memory/{day[1]}.md"]
         assert [hit.path for hit in (await engine.search("今日の予定")).results][:1] == [f"memory/{day[0]}.md"]
         # the rest of the query still chooses among the named log's chunks, and the other hits follow
@@ -76,6 +77,26 @@ async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
         await engine.sync()
         gone = await engine.search("What did I do the day before yesterday?")
         assert all(hit.path != f"memory/{day[2]}.md" for hit in gone.results)
+        assert f'there is no daily log for "the day before yesterday" ({day[2]})' in (gone.warning or "")
+
+
+@pytest.mark.both_stores
+async def test_a_day_the_query_names_with_no_log_is_named_in_the_warning(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """"what happened on 2026-03-07?" with no log that day was answered by whatever held "2026" or "07", or by
+    "nothing in memory matches": the caller could not tell that the memory has no log for the day at all."""
+    write("memory/2026-03-05.md", "# 2026-03-05\n\n- Rotated the 07 backup keys for 2026.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        logged = await engine.search("what happened on 2026-03-05?")
+        iso = await engine.search("what happened on 2026-03-07?")
+        written = await engine.search("what happened on March 7, 2026?")
+        both = await engine.search("backup keys on 2026-03-05 and 2026-03-07")
+    assert [hit.path for hit in logged.results] == ["memory/2026-03-05.md"] and logged.warning is None
+    assert 'there is no daily log for "2026-03-07"' in (iso.warning or "")
+    assert 'there is no daily log for "March 7, 2026" (2026-03-07)' in (written.warning or ""), written.warning
+    assert (both.warning or "").count("daily log") == 1 and '"2026-03-07"' in (both.warning or "")
 
 
 @pytest.mark.both_stores

@@ -23,6 +23,11 @@ _EXTENSIONS = (".md", ".jsonl")
 MIN_NAME = 3  # shorter words ("a", "to") never name a file
 
 
+def iso_dates(text: str) -> list[str]:
+    """The ISO dates (``YYYY-MM-DD``) ``text`` writes, each once, in order."""
+    return list(dict.fromkeys(_DATE.findall(text)))
+
+
 class NameIndex:
     """The names of a set of files (file names, stems, folders, dates), for lookups per query.
 
@@ -38,6 +43,11 @@ class NameIndex:
             stem = next((name[: -len(ext)] for ext in _EXTENSIONS if name.endswith(ext)), name)
             for key in {name, stem, *_DATE.findall(name)}:
                 self._names[key].add(path)
+
+    @cached_property
+    def log_days(self) -> frozenset[str]:
+        """The dates (``YYYY-MM-DD``) the files' names hold: the days with a daily log."""
+        return frozenset(day for path in self.paths for day in _DATE.findall(path.rsplit("/", 1)[-1]))
 
     def naming(self, query: str) -> tuple[list[str], list[str]]:
         """The paths ``query`` names, in path order, and the names that chose them, as the query writes them."""

@@ -27,7 +27,7 @@ from ..text.terms import MAX_REPEATS, joined_phrases, only_stop_words, query_ter
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
-from .named_files import NameIndex
+from .named_files import NameIndex, iso_dates
 from .near_words import hint_text, near_words
 from .other_endings import other_endings
 from .other_forms import forms_text, other_forms
@@ -66,6 +66,7 @@ class _Candidates:
     # query words outside English's commonest that no note holds in any form, with no hint: named in a warning
     # (a question's "use" or "happen" would be named as often as not)
     unheld: list[str] = field(default_factory=list)
+    unlogged: dict[str, list[str]] = field(default_factory=dict)  # the query's words for days with no log -> the days
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
     asked: TermWeights | None = None  # the words abstention weighs, when it weighs them otherwise than ranking (hints, names)
     query_vector: list[float] | None = None
@@ -189,6 +190,8 @@ class Searcher:
             warnings.append(hint_text(found.hints, ranked=bool(hits)))
         if hits and found.unheld:
             warnings.append(_unheld_text(found.unheld, mode))
+        if found.unlogged:
+            warnings.append(_unlogged_text(found.unlogged))
         provider = self.embedder.provider
         answer = SearchAnswer(
             results=hits, mode=mode, provider=provider.id if provider else None,
@@ -268,8 +271,10 @@ class Searcher:
                 if uncounted := [term for term in asked_as if term not in counts]:
                     count(uncounted)
                 found.asked = weigh_terms(list(asked_as), counts, chunks, asked_as, names)
-            asked = found.asked or ranked_by
-            found.named, found.naming = self._named_chunks(conn, request.text, repeats, k, chunks, where, today, asked)
+            words = weigh_terms(list(ranked_as), counts, chunks, ranked_as) if phrases else ranked_by  # no phrase names
+            found.named, found.naming, found.unlogged = self._named_chunks(
+                conn, request.text, repeats, k, chunks, where, today, words
+            )
             files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
             found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}
             return ranked_by
@@ -368,7 +373,7 @@ class Searcher:
         where: SearchFilter | None,
         today: dt.date,
         weights: TermWeights,
-    ) -> tuple[list[ChunkRow], list[str]]:
+    ) -> tuple[list[ChunkRow], list[str], dict[str, list[str]]]:
         """Up to ``k`` chunks of the files ``text`` names (on a reader thread; names are indexed per file set),
         a daily log by its date, by its date as people write it ("November 19": :mod:`.written_dates`) or by a
         word for a day relative to ``today`` ("yesterday": :mod:`.relative_days`).
@@ -376,28 +381,30 @@ class Searcher:
         The best chunks of those files for the rest of the query, by BM25 as the keyword side ranks (a long
         file's first ``k`` chunks may not hold them). When they hold none of it, or the query is only names
         ("2026-01-15", "what did MEMORY say"), the files' first chunks in line order. Also the query's words
-        that named them.
+        that named them, and those that name only days with no log, each with its days.
 
-        Those words name their logs only when they are ``min_share`` of the query or more (by ``weights``, as
-        abstention weighs words): "yesterday" in "what did I work on yesterday?" does, "today's" in a long
+        Those words name their logs only when they are ``min_share`` of the query or more (by ``weights``, the
+        query's words as ranking weighs them): "yesterday" in "what did I work on yesterday?" does, "today's" in a long
         question on "the standard method of finding information in today's libraries" does not.
         """
         ops = self.index.ops
         version = ops.read_meta(conn, FILES_VERSION)
         if self._names[0] != version:
             self._names = (version, NameIndex(ops.file_paths(conn)))
+        files = self._names[1]
         days = [*named_days(text, today), *written_dates(text, today)]
         if days and naming_share(weights, list(dict.fromkeys(word for _, word in days))) < self.query.min_share:
             days = []
-        paths, names = self._names[1].naming(" ".join([text, *(day for day, _ in days)]))
+        unlogged = _unlogged([*days, *((day, day) for day in iso_dates(text))], files.log_days)
+        paths, names = files.naming(" ".join([text, *(day for day, _ in days)]))
         if not paths:
-            return [], []
+            return [], [], unlogged
         naming = list(dict.fromkeys([*names, *(word for day, word in days if day in names)]))
         named_terms = term_repeats(" ".join(naming))
         asked = {term: times for term, times in repeats.items() if term not in named_terms}
         within = replace(where or SearchFilter(), paths=tuple(paths))
         found = keyword_candidates(ops, conn, list(asked), k, chunks, within, asked)[0] if asked else []
-        return found or ops.chunks_of(conn, paths, k, where), naming
+        return found or ops.chunks_of(conn, paths, k, where), naming, unlogged
 
     async def _reranked(
         self, reranker: Reranker, text: str, ranked: list[Ranked], warnings: list[str]
@@ -476,6 +483,23 @@ def _unheld_text(words: Sequence[str], mode: str) -> str:
     named = ", ".join(f'"{word}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
     rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
     return f"no note holds {named}: these results match {rest}"
+
+
+def _unlogged(days: Sequence[tuple[str, str]], logged: Collection[str]) -> dict[str, list[str]]:
+    """The words of ``days`` (day, the word that names it) none of whose days has a log, each with its days."""
+    by_word: dict[str, list[str]] = {}
+    for day, word in days:
+        by_word.setdefault(word, []).append(day)
+    return {word: named for word, named in by_word.items() if not any(day in logged for day in named)}
+
+
+def _unlogged_text(unlogged: dict[str, list[str]]) -> str:
+    """The days a query names that have no daily log, so the caller knows the memory holds no log for them, and
+    what it is: "what happened yesterday?" with no log yesterday."""
+    named = ", ".join(
+        f'"{word}"' if len(days) > 1 or word == days[0] else f'"{word}" ({days[0]})' for word, days in unlogged.items()
+    )
+    return f"there is no daily log for {named}"
 
 
 def _index_warnings(status: IndexStatus) -> list[str]:
