@@ -756,6 +756,16 @@ async def test_the_query_words_no_note_holds_are_named_beside_the_hits_for_the_r
     assert "these results match" not in (typo.warning or "")
 
 
+async def test_a_chinese_query_s_grams_no_note_holds_are_not_named_as_words(make_engine: MakeEngine, write: Write) -> None:
+    """Chinese is searched by overlapping character pairs: "谁负责监控告警系统" holds 控告 and 警系, which are no words.
+    The answer named them as words no note holds."""
+    write(LONG_TERM, "# 记忆\n\n- 张伟负责后端服务的监控。\n- 数据库迁移推迟到下个月。\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search("谁负责监控告警系统？")
+    assert [hit.path for hit in found.results] == [LONG_TERM] and found.warning is None, found.warning
+
+
 TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like
     "memory/2026-10-05.md": "- The team shipped the billing fix. It's live.\n",
     "memory/2026-10-06.md": "- Dana's team moved standup to 10:00.\n",

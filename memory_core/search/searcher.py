@@ -23,6 +23,7 @@ from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.names import written_as_names
+from ..text.segments import is_gram
 from ..text.terms import MAX_REPEATS, joined_phrases, only_stop_words, query_terms, term_index_keys, term_repeats
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
@@ -64,7 +65,7 @@ class _Candidates:
     naming: list[str] = field(default_factory=list)  # the query's words that named those files
     hints: dict[str, str] = field(default_factory=dict)  # query words no note holds -> what the notes hold instead
     # query words outside English's commonest that no note holds in any form, with no hint: named in a warning
-    # (a question's "use" or "happen" would be named as often as not)
+    # (a question's "use" or "happen" would be named as often as not; a CJK gram, such as 控告 of 监控告警, is no word)
     unheld: list[str] = field(default_factory=list)
     unlogged: dict[str, list[str]] = field(default_factory=dict)  # the query's words for days with no log -> the days
     terms: list[str] = field(default_factory=list)  # the terms the keyword side ranked by
@@ -240,7 +241,7 @@ class Searcher:
             hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
             if chunks and (rest := [term for term in unheld if term not in hints]):  # no typo: another ending?
                 written |= self._other_endings(conn, terms, rest, count)
-                found.unheld = [term for term in rest if term not in written and not english_share(term)]
+                found.unheld = [term for term in rest if term not in written and not english_share(term) and not is_gram(term)]
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             found.hints = hints
 
