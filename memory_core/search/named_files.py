@@ -38,21 +38,20 @@ class NameIndex:
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = list(paths)
         self._names: defaultdict[str, set[str]] = defaultdict(set)
+        days: set[str] = set()
         for path in self.paths:
             name = path.rsplit("/", 1)[-1]
             stem = next((name[: -len(ext)] for ext in _EXTENSIONS if name.endswith(ext)), name)
-            for key in {name, stem, *_DATE.findall(name)}:
+            dates = _DATE.findall(name)
+            days.update(dates)
+            for key in {name, stem, *dates}:
                 self._names[key].add(path)
-
-    @cached_property
-    def log_days(self) -> frozenset[str]:
-        """The dates (``YYYY-MM-DD``) the files' names hold: the days with a daily log."""
-        return frozenset(day for path in self.paths for day in _DATE.findall(path.rsplit("/", 1)[-1]))
+        self.log_days = frozenset(days)  # the dates the files' names hold: the days with a daily log
 
     def naming(self, query: str) -> tuple[list[str], list[str]]:
         """The paths ``query`` names, in path order, and the names that chose them, as the query writes them."""
         words = {word.strip(".-") for word in _NAME.findall(query)}
-        names = set(_DATE.findall(query)) | {w for w in words if len(w.strip("/")) >= MIN_NAME and not w.isdigit()}
+        names = set(iso_dates(query)) | {w for w in words if len(w.strip("/")) >= MIN_NAME and not w.isdigit()}
         named: set[str] = set()
         naming: list[str] = []
         for name in sorted(names):

@@ -113,7 +113,7 @@ class TermWeights:
         """Each held term's weight under each of its match keys (the larger, where two terms share a key); a
         joined words' phrase leaves its words their own weights."""
         found: dict[str, float] = {}
-        for keys, weight, phrase in zip(self.keys, self.weights, self.phrases or [()] * len(self.keys), strict=True):
+        for keys, weight, phrase in zip(self.keys, self.weights, self.phrases, strict=True):
             if phrase:
                 continue
             for key in keys:
@@ -174,8 +174,6 @@ def term_coverage(weights: TermWeights, text: str) -> float:
     total = sum(weights.weights)
     if total <= 0:
         return 0.0
-    if not any(weights.phrases):
-        return _held(weights.keys, weights.weights, stems(text)) / total
     present = stems(text)
     terms = zip(weights.keys, weights.weights, weights.phrases, strict=True)
     return sum(w for keys, w, phrase in terms if keys <= present and (not phrase or phrase_count(text, phrase))) / total
@@ -240,11 +238,6 @@ def _indexed(texts: Iterable[str]) -> frozenset[str]:
     return frozenset[str]().union(*map(index_stems, texts))
 
 
-def _held(keys: Sequence[frozenset[str]], weights: Sequence[float], present: frozenset[str]) -> float:
-    """The weight of the terms whose keys are all in ``present``."""
-    return sum(w for term, w in zip(keys, weights, strict=True) if term <= present)
-
-
 def bm25_strength(rank: float) -> float:
     """An FTS5 ``bm25()`` value (negative; lower is better) as ``s / (1 + s)`` of its strength ``s``:
     0..1, and still growing for the strongest matches (no cap)."""
@@ -274,9 +267,8 @@ def bm25_share(rank: float, weights: TermWeights, text: str = "") -> float:
         counts = key_counts(text)
         length = counts.total() / weights.average_length if weights.average_length > 0 else 1.0
         norm = 1.0 - B + B * length
-        phrases = weights.phrases or [()] * len(weights.keys)
         terms = zip(weights.indexed, weights.weights, weights.idfs, weights.repeats, weights.common, weights.in_python,
-                    weights.saturation, phrases, strict=True)  # fmt: skip
+                    weights.saturation, weights.phrases, strict=True)  # fmt: skip
         for keys, weight, idf, times, common, here, k1, phrase in terms:
             if not here:
                 continue

@@ -396,7 +396,8 @@ class Searcher:
         days = [*named_days(text, today), *written_dates(text, today)]
         if days and naming_share(weights, list(dict.fromkeys(word for _, word in days))) < self.query.min_share:
             days = []
-        unlogged = _unlogged([*days, *((day, day) for day in iso_dates(text))], files.log_days)
+        dated = [*days, *((day, day) for day in iso_dates(text))]
+        unlogged = _unlogged(dated, files.log_days) if dated else {}
         paths, names = files.naming(" ".join([text, *(day for day, _ in days)]))
         if not paths:
             return [], [], unlogged
