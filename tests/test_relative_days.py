@@ -46,6 +46,67 @@ def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
     assert named_days(query, DAY) == []
 
 
+@pytest.mark.parametrize(
+    ("query", "first", "last", "words"),
+    [  # DAY is Friday 20 November 2026
+        ("what did we ship last week?", "2026-11-09", "2026-11-15", "last week"),  # the calendar week before, from Monday
+        ("This week's standups", "2026-11-16", "2026-11-22", "This week"),
+        ("budget last month", "2026-10-01", "2026-10-31", "last month"),
+        ("this month", "2026-11-01", "2026-11-30", "this month"),
+        ("Was war letzte Woche?", "2026-11-09", "2026-11-15", "letzte Woche"),
+        ("¿qué hice la semana pasada?", "2026-11-09", "2026-11-15", "la semana pasada"),
+        ("что было на прошлой неделе", "2026-11-09", "2026-11-15", "на прошлой неделе"),
+        ("先週の会議", "2026-11-09", "2026-11-15", "先週"),
+        ("上个月的预算", "2026-10-01", "2026-10-31", "上个月"),
+        ("지난달 회의", "2026-10-01", "2026-10-31", "지난달"),
+    ],
+)
+def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: str, last: str, words: str) -> None:
+    named = named_days(query, DAY)
+    days = [dt.date.fromisoformat(first) + dt.timedelta(days=n) for n in range(len(named))]
+    assert named == [(day.isoformat(), words) for day in days] and named[-1][0] == last
+
+
+def test_last_month_in_january_is_december_of_the_year_before() -> None:
+    named = named_days("what did we decide last month?", dt.date(2027, 1, 3))
+    assert (named[0][0], named[-1][0], len(named)) == ("2026-12-01", "2026-12-31", 31)
+
+
+@pytest.mark.parametrize("query", ["the last week of March", "this month of the year", "lastweek", "a week ago"])
+def test_a_week_of_something_else_names_no_days(query: str) -> None:
+    assert named_days(query, DAY) == []
+
+
+@pytest.mark.both_stores
+async def test_last_week_s_logs_rank_first_the_one_that_answers_the_rest_of_the_query_first(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """ "what did Priya say last week?" ranked the notes that say "week" or "last" anywhere; last week's log that
+    mentions Priya is what it asks for. A named log that also answers the rest of the query kept its keyword score,
+    below a note that holds "Priya" and "week"."""
+    write("MEMORY.md", "# Memory\n\n- Rent is paid each month; the last payment went out on time.\n- Priya runs pricing.\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        monday = engine.today() - dt.timedelta(days=engine.today().weekday() + 7)
+        days = [(monday + dt.timedelta(days=n)).isoformat() for n in (1, 3)]
+        write(f"memory/{days[0]}.md", f"# {days[0]}\n\n- Packed the boxes for the move.\n")
+        write(f"memory/{days[1]}.md", f"# {days[1]}\n\n- Priya said the annual plan discount is not visible enough.\n")
+        write("memory/2020-01-06.md", "# 2020-01-06\n\n- Priya joined; we meet once a week.\n")
+        await engine.sync()
+        asked = await engine.search("what did Priya say last week?")
+        assert [hit.path for hit in asked.results][:2] == [f"memory/{days[1]}.md", "memory/2020-01-06.md"]
+        assert asked.results[0].score > asked.results[1].score  # it answers the whole query, the other Priya and "week"
+        week = await engine.search("what happened last week?")
+        assert {hit.path for hit in week.results[:2]} == {f"memory/{day}.md" for day in days}
+        spanish = await engine.search("¿qué dijo Priya la semana pasada?")
+        assert spanish.results[0].path == f"memory/{days[1]}.md"
+        assert "pasada" not in (spanish.warning or "") and "semana" not in (spanish.warning or "")
+        for day in days:
+            (Path(engine.settings.workspace) / f"memory/{day}.md").unlink()
+        await engine.sync()
+        gone = await engine.search("what did Priya say last week?")
+        assert 'there is no daily log for "last week"' in (gone.warning or "")
+
+
 @pytest.mark.both_stores
 async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
     make_engine: MakeEngine, write: Callable[[str, str], Path]

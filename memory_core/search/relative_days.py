@@ -1,14 +1,18 @@
-"""The days a query names relative to today ("yesterday", "today", "gestern", "昨日"): a daily log's date. Pure.
+"""The days a query names relative to today ("yesterday", "last week", "gestern", "先週"): daily logs' dates. Pure.
 
 A daily log is named by its date (:mod:`.named_files`: ``2026-01-15`` ranks that day's log first), and an agent
-asks "what did we do yesterday?" as often as it writes the date. Only words that mean one day in every language
-that writes them are taken: French "hier" is German "here", Chinese "前天" ("the day before yesterday") is also
-the end of "以前" and the start of "天气", so neither names a day. Weekdays ("on Friday") and weeks are left out:
-a past or a coming Friday, and a deploy that runs every Friday, read alike.
+asks "what did we do yesterday?" or "what happened last week?" as often as it writes the dates. Only words that
+mean the same days in every language that writes them are taken: French "hier" is German "here", Chinese "前天"
+("the day before yesterday") is also the end of "以前" and the start of "天气", so neither names a day. Weekdays
+("on Friday") are left out: a past or a coming Friday, and a deploy that runs every Friday, read alike.
+
+A week is a calendar week from Monday (ISO 8601), a month a calendar month: "last week" on a Sunday is the week
+before the one that ends that day, "this week" and "this month" run from their first day to their last.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 import unicodedata
@@ -27,20 +31,57 @@ DAYS_BACK: dict[str, int] = {
     "一昨日": 2, "昨日": 1, "今日": 0,  # Japanese
     "昨天": 1, "今天": 0,  # Chinese
 }  # fmt: skip
+# the weeks and months each phrase names: (unit, how many back); "last week of March" names no week
+PERIODS: dict[str, tuple[str, int]] = {
+    "last week": ("week", 1), "this week": ("week", 0), "last month": ("month", 1), "this month": ("month", 0),
+    "letzte woche": ("week", 1), "vergangene woche": ("week", 1), "diese woche": ("week", 0),  # German
+    "letzten monat": ("month", 1), "vergangenen monat": ("month", 1), "diesen monat": ("month", 0),
+    "la semaine dernière": ("week", 1), "cette semaine": ("week", 0),  # French
+    "le mois dernier": ("month", 1), "ce mois-ci": ("month", 0),
+    "la semana pasada": ("week", 1), "esta semana": ("week", 0), "el mes pasado": ("month", 1),  # Spanish
+    "este mes": ("month", 0),  # and Portuguese, with "esta semana"
+    "semana passada": ("week", 1), "mês passado": ("month", 1),  # Portuguese
+    "settimana scorsa": ("week", 1), "questa settimana": ("week", 0),  # Italian
+    "mese scorso": ("month", 1), "questo mese": ("month", 0),
+    "vorige week": ("week", 1), "deze week": ("week", 0), "vorige maand": ("month", 1), "deze maand": ("month", 0),
+    "на прошлой неделе": ("week", 1), "на этой неделе": ("week", 0),  # Russian
+    "в прошлом месяце": ("month", 1), "в этом месяце": ("month", 0),
+    "지난주": ("week", 1), "지난 주": ("week", 1), "이번 주": ("week", 0), "이번주": ("week", 0),  # Korean
+    "지난달": ("month", 1), "지난 달": ("month", 1), "이번 달": ("month", 0), "이번달": ("month", 0),
+    "先週": ("week", 1), "今週": ("week", 0), "先月": ("month", 1), "今月": ("month", 0),  # Japanese
+    "上周": ("week", 1), "上週": ("week", 1), "上个星期": ("week", 1), "上個星期": ("week", 1),  # Chinese
+    "这周": ("week", 0), "這週": ("week", 0), "本周": ("week", 0), "本週": ("week", 0),
+    "上个月": ("month", 1), "上個月": ("month", 1), "这个月": ("month", 0), "這個月": ("month", 0), "本月": ("month", 0),
+}  # fmt: skip
 # Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _PATTERN = re.compile(
     "|".join(
-        re.escape(word) if _UNSPACED.search(word) else rf"(?<![\w.]){re.escape(word)}(?![\w(])"  # not "date.today()"
-        for word in sorted(DAYS_BACK, key=len, reverse=True)  # the longest first: a phrase before its words
+        # not "date.today()", nor "the last week of March"
+        re.escape(word) if _UNSPACED.search(word) else rf"(?<![\w.]){re.escape(word)}(?![\w(]| of\b| de\b)"
+        for word in sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
     ),
     re.IGNORECASE,
 )
 
+
 def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
-    """Each day (``YYYY-MM-DD``) ``text`` names relative to ``today``, with the word that names it as written."""
+    """Each day (``YYYY-MM-DD``) ``text`` names relative to ``today``, with the words that name it as written; a
+    week or a month gives each of its days with the same words."""
     query = unicodedata.normalize("NFC", text).replace("’", "'")
-    return [
-        ((today - dt.timedelta(days=DAYS_BACK[match.group(0).lower()])).isoformat(), match.group(0))
-        for match in _PATTERN.finditer(query)
-    ]
+    named: list[tuple[str, str]] = []
+    for match in _PATTERN.finditer(query):
+        word = match.group(0).lower()
+        days = [today - dt.timedelta(days=DAYS_BACK[word])] if word in DAYS_BACK else _period(*PERIODS[word], today)
+        named += [(day.isoformat(), match.group(0)) for day in days]
+    return named
+
+
+def _period(unit: str, back: int, today: dt.date) -> list[dt.date]:
+    """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in."""
+    if unit == "week":
+        monday = today - dt.timedelta(days=today.weekday() + 7 * back)
+        return [monday + dt.timedelta(days=n) for n in range(7)]
+    month = today.month - back
+    year, month = (today.year, month) if month >= 1 else (today.year - 1, month + 12)
+    return [dt.date(year, month, day) for day in range(1, calendar.monthrange(year, month)[1] + 1)]

@@ -276,6 +276,8 @@ class Searcher:
             found.named, found.naming, found.unlogged = self._named_chunks(
                 conn, request.text, repeats, k, chunks, where, today, words
             )
+            if found.unheld and (dating := term_repeats(" ".join([*found.naming, *found.unlogged]))):
+                found.unheld = [term for term in found.unheld if term not in dating]  # "pasada" of "la semana pasada"
             files = {row.path for row in (*found.keyword, *found.named) if row.source == "memory"}
             found.hashes = ops.file_hashes(conn, sorted(files)) if files else {}
             return ranked_by
@@ -517,20 +519,23 @@ def _index_warnings(status: IndexStatus) -> list[str]:
 def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeights, naming: Sequence[str]) -> list[Ranked]:
     """The chunks of files the query names first (best scored first), then the rest in their order.
 
-    A named chunk keeps its fused score when it was a candidate; otherwise its keyword score stands, or the share
-    of the query that it and ``naming`` (the words that named its file) answer together, if larger: a chunk of
-    yesterday's log answers "yesterday" in "what did I work on yesterday?" whether or not it says "yesterday",
-    and one that also says what was worked on answers more.
+    A named chunk scores the share of the query that it and ``naming`` (the words that named its file) answer
+    together, or its fused score (its keyword score, when it was no candidate) if larger: a chunk of yesterday's
+    log answers "yesterday" in "what did I work on yesterday?" whether or not it says "yesterday", and one that
+    also says what was worked on answers more.
     """
     if not named:
         return ranked
     fused = {item.row.id: item for item in ranked}
     ids = {row.id for row in named}
-    first = [
-        fused.get(row.id) or Ranked(row, s, text_score=s)
-        for row in named
-        for s in [max(keyword_score(row, weights), soft_cap(naming_share(weights, [*naming, row.text])))]
-    ]
+    first = []
+    for row in named:
+        share = soft_cap(naming_share(weights, [*naming, row.text]))
+        if (item := fused.get(row.id)) is not None:
+            first.append(replace(item, score=max(item.score, share)))
+        else:
+            score = max(keyword_score(row, weights), share)
+            first.append(Ranked(row, score, text_score=score))
     first.sort(key=lambda item: -item.score)  # stable: file and line order among equals
     return first + [item for item in ranked if item.row.id not in ids]
 
