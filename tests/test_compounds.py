@@ -101,6 +101,12 @@ def test_two_words_side_by_side_are_joined_when_the_notes_write_them_as_one_and_
     assert joined_words([("데이터", "베이스")], ["데이터"], _count({"데이터베이스": 1}), _is_term) == {}
     assert joined_words([("th", "ere")], ["th", "ere"], _count({"there": 99}), lambda word: word != "there") == {}  # a stop word
     assert joined_words([("u", "s"), ("e", "mail")], ["u", "s", "e"], _count({"us": 9, "email": 2}), _is_term) == {("e", "mail"): "email"}
+    # German joins some parts with an "s": "Rechnung Export" of "Rechnungsexport"; without it first, where both are
+    linked = _count({"rechnungsexport": 1, "geburtstagsfeier": 2, "geburtstagfeier": 1})
+    pairs = [("rechnung", "export"), ("geburtstag", "feier")]
+    assert joined_words(pairs, ["rechnung", "export", "feier"], linked, _is_term) == {
+        ("rechnung", "export"): "rechnungsexport", ("geburtstag", "feier"): "geburtstagfeier"
+    }
 
 
 def test_the_pairs_of_a_query_are_its_terms_written_apart_or_with_a_hyphen() -> None:
@@ -183,6 +189,22 @@ def test_a_longer_word_counts_only_when_its_rest_is_a_word_the_notes_hold() -> N
     assert compound_heads(["book"], _starting({"bookthese": 1}), _count({"bookthese": 1, "these": 9}), lambda w: w != "these") == {}
 
 
+def test_a_longer_word_s_rest_may_follow_a_link_or_be_cut_by_porter_where_the_word_alone_is_not() -> None:
+    """ "Datenbank" of "Datenbankmigration" (held "datenbankmigr"; "Migration" alone is held "migrat"), "Rechnung"
+    of "Rechnungsexport", "Lieferanten" of "Lieferantenportal" ("lieferantenport"; "portal")."""
+    index = {"datenbankmigr": 2, "rechnungsexport": 1, "lieferantenport": 1, "datenbanksmig": 1}
+    words = {"migrat": 3, "export": 1, "portal": 2, "mig": 5}
+    count = _count(index | words)
+    found = compound_heads(["datenbank", "rechnung", "lieferanten"], _starting(index), count, _is_term)
+    assert found == {"datenbank": ("datenbankmigr",), "rechnung": ("rechnungsexport",), "lieferanten": ("lieferantenport",)}
+    # the rest as porter cuts it is looked up only when the notes hold it in no form as written
+    assert compound_heads(["datenbank"], _starting(index), _count({"datenbankmigr": 2, "migr": 1}), _is_term) == {
+        "datenbank": ("datenbankmigr",)
+    }
+    # a rest held in no form is no word: "migr" with "migrat" unheld, "smig" whose "mig" is shorter than MIN_REST
+    assert compound_heads(["datenbank"], _starting(index), _count(index | {"mig": 5}), _is_term) == {}
+
+
 def test_only_words_of_letters_long_enough_are_looked_up_and_at_most_a_few() -> None:
     asked: list[str] = []
     index = {"carport": 1, "ifit1x": 1}
@@ -216,6 +238,28 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
         for query in ("teach", "Schlüss"):
             other = await engine.search(query)
             assert other.results == [] and "nothing in memory matches" in (other.warning or ""), query
+
+
+@pytest.mark.both_stores
+async def test_a_compound_with_a_link_or_a_last_part_porter_cuts_is_found_by_its_first_part(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """ "Rechnung Export" and "Datenbank" found nothing of notes that say "Rechnungsexport" and
+    "Datenbankmigration" (held "datenbankmigr", while "Migration" alone is held "migrat")."""
+    _write_memory(
+        write,
+        "- Schätzung für den Rechnungsexport an Aylin geschickt.\n- Die Datenbankmigration dauert vier Minuten.\n"
+        "- Der Export läuft nachts, die Migration danach.\n",
+    )
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        for query, word, line in [
+            ("Rechnung Export", "rechnung", "Rechnungsexport"),
+            ("Wie lange dauert die Datenbank?", "datenbank", "Datenbankmigration"),
+        ]:
+            answer = await engine.search(query, max_chars=300)
+            assert [hit.path for hit in answer.results][:1] == ["memory/2026-03-07.md"], (query, answer.warning)
+            assert line in answer.results[0].snippet and f'"{word}"' not in (answer.warning or ""), query
 
 
 def _ending(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[Sequence[str]], list[dict[str, int]]]:

@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 
+from ..text.inflections import porter_stem
 from ..text.segments import WORD, query_pieces
 from ..text.terms import MAX_TERMS, fold_accents
 
@@ -46,6 +47,11 @@ ENDINGS = frozenset({"able", "hood", "less", "ness", "ship", "ships", "ward", "w
 INFLECTIONS = ("e", "en", "er", "es", "n", "s")
 LINKS = ("s",)  # what German, Dutch and the Nordic languages may put between a compound's parts ("Geburtstagsfeier")
 HEAD_TERMS = 30  # the index's terms read per word looked up, the most held first
+# The endings porter's fourth step cuts from a word of two syllables or more and keeps on a shorter one, as written
+# ("ation" stems to "at" first): a compound's last part may be held without them ("datenbankmigr", "lieferantenport")
+# where the word alone keeps them ("migrat", "portal").
+PORTER_CUTS = ("ation", "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism", "ity", "ive", "ize", "ous")
+MAX_CUT_LOOKUPS = 10  # the longer words, the most held first, whose rest is looked up as porter cuts it
 _ALPHABETS_END = "\u0530"  # Latin, Greek and Cyrillic letters come before it
 _APART = r"[ \t\-\u2010\u2011]+"  # how a compound's parts are written apart: spaces or a hyphen
 _ENDING = r"[^\W\d_]{0,2}"  # an inflection a compound's last part may take in the notes ("Migrationen", "cares")
@@ -132,16 +138,22 @@ def joined_words(
     pairs: Iterable[tuple[str, str]], missing: Sequence[str], count: Count, is_term: Callable[[str], bool]
 ) -> dict[tuple[str, str], str]:
     """For each pair of query words side by side (``pairs``, in order), one of them in ``missing``, that notes
-    write as one word: that word, of :data:`MIN_JOINED` letters or more ("E-Mail" of "email"). ``count`` says
+    write as one word: that word, of :data:`MIN_JOINED` letters or more ("E-Mail" of "email"), or with a linking
+    "s" between (:data:`LINKS`: "Rechnung Export" of "Rechnungsexport"). ``count`` says
     how many chunks hold each of some words; ``is_term``, as for :func:`split_words`, keeps out a stop word."""
     lacking = set(missing)
     joins = {
-        head + tail: (head, tail)
+        head + link + tail: (head, tail)
         for head, tail in pairs
-        if (head in lacking or tail in lacking) and len(head + tail) >= MIN_JOINED and alphabetic(head + tail) and is_term(head + tail)
+        for link in ("", *LINKS)
+        if (head in lacking or tail in lacking) and len(head + tail) >= MIN_JOINED and alphabetic(head + tail) and is_term(head + link + tail)
     }
     held = count(list(joins)) if joins else {}
-    return {pair: word for word, pair in joins.items() if held.get(word, 0) > 0}
+    found: dict[tuple[str, str], str] = {}
+    for word, pair in joins.items():  # written without a link first
+        if held.get(word, 0) > 0:
+            found.setdefault(pair, word)
+    return found
 
 
 def compound_heads(
@@ -153,7 +165,9 @@ def compound_heads(
 
     The notes are the dictionary: a longer word counts only when its rest, of :data:`MIN_REST` letters or more,
     is a word they hold on its own ("Dienst", "Bahn"), so "card" is not "cardiac", "part" not "partnership", and
-    "teach" not "teacher" (the index's terms are porter stems, which keep "-er").
+    "teach" not "teacher" (the index's terms are porter stems, which keep "-er"). The rest may start with a
+    linking "s" ("Rechnungsexport": "Export") and may be cut shorter than the word alone is held
+    (:func:`_rest_forms`: "Datenbankmigration" is held as "datenbankmigr", "Migration" as "migrat").
 
     ``starting`` gives the index's terms that begin with a word, with how many chunks hold each (the most held
     first); ``count`` counts some terms as the search does; ``is_term``, as for :func:`split_words`, keeps out
@@ -166,12 +180,35 @@ def compound_heads(
         longer[word] = [
             (term, term[len(prefix) :])
             for term in starting(prefix)
-            if len(term) >= len(prefix) + MIN_REST and alphabetic(term) and is_term(term) and is_term(term[len(prefix) :])
+            if len(term) >= len(prefix) + MIN_REST and alphabetic(term) and is_term(term)
         ]
-    asked = list(dict.fromkeys(part for pairs in longer.values() for pair in pairs for part in pair))
-    held = count(asked) if asked else {}
-    found = {word: tuple(term for term, rest in pairs if held.get(term, 0) > 0 and held.get(rest, 0) > 0) for word, pairs in longer.items()}
+    pairs = [pair for found in longer.values() for pair in found]
+    asked = list(dict.fromkeys(part for term, rest in pairs for part in (term, *_rest_forms(rest, cut=False))))
+    held = dict(count(asked)) if asked else {}
+    # the rests held in no form as written, looked up as porter cuts them, for the longer words the most held
+    uncut = [rest for term, rest in pairs if held.get(term, 0) > 0 and not _rest_held(rest, held, is_term, cut=False)]
+    if uncut := list(dict.fromkeys(form for rest in uncut[:MAX_CUT_LOOKUPS] for form in _rest_forms(rest) if form not in held)):
+        held |= count(uncut)
+    found = {
+        word: tuple(term for term, rest in terms if held.get(term, 0) > 0 and _rest_held(rest, held, is_term))
+        for word, terms in longer.items()
+    }
     return {word: terms[:MAX_HEADS] for word, terms in found.items() if terms}
+
+
+def _rest_forms(rest: str, *, cut: bool = True) -> list[str]:
+    """The words the notes may hold on their own for ``rest``, a compound's term after its first part: itself,
+    itself without a linking "s" ("sexport" of "rechnungsexport"), and (``cut``) the words porter cuts to it only
+    at the end of a longer word (:data:`PORTER_CUTS`: "migr" of "datenbankmigr" is "migrat" alone)."""
+    forms = [rest, *(rest[len(link) :] for link in LINKS if rest.startswith(link) and len(rest) - len(link) >= MIN_REST)]
+    if cut:
+        forms += [porter_stem(form + ending) for form in list(forms) for ending in PORTER_CUTS]
+    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_REST]
+
+
+def _rest_held(rest: str, held: Mapping[str, int], is_term: Callable[[str], bool], *, cut: bool = True) -> bool:
+    """Whether the notes hold ``rest`` on its own in one of its :func:`_rest_forms`, a search term (no stop word)."""
+    return any(held.get(form, 0) > 0 and is_term(form) for form in _rest_forms(rest, cut=cut))
 
 
 def compound_tails(
