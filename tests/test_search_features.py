@@ -766,6 +766,29 @@ async def test_a_chinese_query_s_grams_no_note_holds_are_not_named_as_words(make
     assert [hit.path for hit in found.results] == [LONG_TERM] and found.warning is None, found.warning
 
 
+async def test_a_function_word_of_another_language_is_not_named_as_a_word_no_note_holds(
+    make_engine: MakeEngine, write: Write
+) -> None:
+    """ "Wogegen ist Katrin allergisch?" has one German function word, too few to tell German, so "ist" is searched;
+    the answer named it beside "wogegen" as a word no note holds."""
+    write(LONG_TERM, "# Gedächtnis\n\n- Katrin: allergisch gegen Haselnüsse.\n- Das Team trifft sich montags.\n")
+    write("memory/2026-11-02.md", "- Katrin hat Urlaub beantragt.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search("Wogegen ist Katrin allergisch, laut Arztbrief?")
+    assert found.results[0].path == LONG_TERM
+    assert found.warning == 'no note holds "wogegen", "laut", "arztbrief": these results match the rest of the query'
+
+
+async def test_a_word_no_note_holds_is_named_as_the_query_writes_it(make_engine: MakeEngine, write: Write) -> None:
+    """A Russian word is searched by its stem: the answer named "миграци" where the query wrote "миграцию"."""
+    write(LONG_TERM, "# Память\n\n- Обновили кластер Kubernetes до версии 1.31.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search("Kubernetes миграцию")
+    assert found.results and found.warning == 'no note holds "миграцию": these results match the rest of the query'
+
+
 TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like
     "memory/2026-10-05.md": "- The team shipped the billing fix. It's live.\n",
     "memory/2026-10-06.md": "- Dana's team moved standup to 10:00.\n",

@@ -24,7 +24,16 @@ from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.names import written_as_names
 from ..text.segments import is_gram
-from ..text.terms import MAX_REPEATS, joined_phrases, only_stop_words, query_terms, term_index_keys, term_repeats
+from ..text.stopwords import is_function_word
+from ..text.terms import (
+    MAX_REPEATS,
+    joined_phrases,
+    only_stop_words,
+    query_terms,
+    term_index_keys,
+    term_repeats,
+    written_words,
+)
 from ..text.word_frequencies import english_share
 from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
 from .keyword import keyword_candidates
@@ -190,7 +199,7 @@ class Searcher:
         if found.hints:
             warnings.append(hint_text(found.hints, ranked=bool(hits)))
         if hits and found.unheld:
-            warnings.append(_unheld_text(found.unheld, mode))
+            warnings.append(_unheld_text(_as_written(found.unheld, request.text), mode))
         if found.unlogged:
             warnings.append(_unlogged_text(found.unlogged))
         provider = self.embedder.provider
@@ -241,7 +250,10 @@ class Searcher:
             hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
             if chunks and (rest := [term for term in unheld if term not in hints]):  # no typo: another ending?
                 written |= self._other_endings(conn, terms, rest, count)
-                found.unheld = [term for term in rest if term not in written and not english_share(term) and not is_gram(term)]
+                found.unheld = [
+                    term for term in rest
+                    if term not in written and not english_share(term) and not is_gram(term) and not is_function_word(term)
+                ]  # fmt: skip
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             found.hints = hints
 
@@ -487,6 +499,16 @@ def _unheld_text(words: Sequence[str], mode: str) -> str:
     named = ", ".join(f'"{word}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
     rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
     return f"no note holds {named}: these results match {rest}"
+
+
+def _as_written(terms: Sequence[str], text: str) -> list[str]:
+    """Each of ``terms`` as ``text`` writes it, lower-cased: a Russian word's search term is its stem ("использу"),
+    which the caller never wrote ("используем")."""
+    written: dict[str, str] = {}
+    for word in written_words(text):
+        for term in query_terms(word):
+            written.setdefault(term, word)
+    return [written.get(term, term) for term in terms]
 
 
 def _unlogged(days: Sequence[tuple[str, str]], logged: Collection[str]) -> dict[str, list[str]]:

@@ -163,6 +163,12 @@ def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     return frozenset(word for language in _LATIN_SCRIPT for word in _written_in(words, language, english))
 
 
+def is_function_word(word: str) -> bool:
+    """Whether ``word`` (lower-cased) is a function word of some language the stop lists know, whether or not the
+    query it is in tells that language: German "ist" in "Wogegen ist Katrin allergisch?"."""
+    return word in QUERY_STOPWORDS or any(word in language for language in _LATIN_SCRIPT)
+
+
 def is_german(words: Sequence[str]) -> bool:
     """Whether ``words`` (lower-cased) are German, by :func:`foreign_function_words`' test. German writes every
     noun with a capital, so its case tells no name (:mod:`.names`)."""
