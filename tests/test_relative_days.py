@@ -31,7 +31,7 @@ DAY = dt.date(2026, 11, 20)
         ("昨日の会議", [1], ["昨日"]),
         ("一昨日の会議", [2], ["一昨日"]),
         ("昨天做了什么", [1], ["昨天"]),
-        ("어제는 뭐 했어?", [1], ["어제"]),  # a particle after the word
+        ("어제는 뭐 했어?", [1], ["어제는"]),  # with the particle written onto it
     ],
 )
 def test_a_word_for_a_day_names_its_date(query: str, days_back: list[int], words: list[str]) -> None:
@@ -59,6 +59,7 @@ def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
         ("先週の会議", "2026-11-09", "2026-11-15", "先週"),
         ("上个月的预算", "2026-10-01", "2026-10-31", "上个月"),
         ("지난달 회의", "2026-10-01", "2026-10-31", "지난달"),
+        ("이번 주에 뭐 했어?", "2026-11-16", "2026-11-22", "이번 주에"),  # the particle is no word of its own
     ],
 )
 def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: str, last: str, words: str) -> None:

@@ -53,13 +53,18 @@ PERIODS: dict[str, tuple[str, int]] = {
     "这周": ("week", 0), "這週": ("week", 0), "本周": ("week", 0), "本週": ("week", 0),
     "上个月": ("month", 1), "上個月": ("month", 1), "这个月": ("month", 0), "這個月": ("month", 0), "本月": ("month", 0),
 }  # fmt: skip
-# Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs.
+# Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs, a
+# Korean word with the particle written onto it (어제는, "이번 주에"), so that the particle is no word of its own.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_WORDS = sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
 _PATTERN = re.compile(
     "|".join(
         # not "date.today()", nor "the last week of March"
-        re.escape(word) if _UNSPACED.search(word) else rf"(?<![\w.]){re.escape(word)}(?![\w(]| of\b| de\b)"
-        for word in sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
+        (re.escape(word) + ("[\uac00-\ud7af]*" if _HANGUL.search(word) else ""))
+        if _UNSPACED.search(word)
+        else rf"(?<![\w.]){re.escape(word)}(?![\w(]| of\b| de\b)"
+        for word in _WORDS
     ),
     re.IGNORECASE,
 )
@@ -71,7 +76,8 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
     query = unicodedata.normalize("NFC", text).replace("’", "'")
     named: list[tuple[str, str]] = []
     for match in _PATTERN.finditer(query):
-        word = match.group(0).lower()
+        written = match.group(0).lower()
+        word = next(word for word in _WORDS if written.startswith(word))  # a Korean particle after it
         days = [today - dt.timedelta(days=DAYS_BACK[word])] if word in DAYS_BACK else _period(*PERIODS[word], today)
         named += [(day.isoformat(), match.group(0)) for day in days]
     return named
