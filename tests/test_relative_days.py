@@ -109,6 +109,22 @@ async def test_last_week_s_logs_rank_first_the_one_that_answers_the_rest_of_the_
 
 
 @pytest.mark.both_stores
+async def test_a_week_s_logs_come_first_chunk_by_first_chunk(make_engine: MakeEngine, write: Callable[[str, str], Path]) -> None:
+    """ "What did I do last week?" of long logs gave the first chunks of last Monday's log alone, the first day's
+    whole log before the next day's first line; each day's first chunk now comes before any day's second."""
+    async with make_engine(embedding=KEYWORD, chunking={"tokens": 64, "overlap": 0}) as engine:
+        monday = engine.today() - dt.timedelta(days=engine.today().weekday() + 7)
+        days = [(monday + dt.timedelta(days=n)).isoformat() for n in range(5)]
+        for day in days:
+            lines = "".join(f"- {day}: routine item {n}, tidied the desk and read the news.\n" for n in range(12))
+            write(f"memory/{day}.md", f"# {day}\n\n{lines}")
+        await engine.sync()
+        hits = (await engine.search("what did I do last week?", max_results=5)).results
+    assert [hit.path for hit in hits] == [f"memory/{day}.md" for day in days]
+    assert all(hit.chunk_start_line == 1 for hit in hits)
+
+
+@pytest.mark.both_stores
 async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:

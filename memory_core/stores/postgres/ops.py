@@ -205,13 +205,14 @@ def file_hashes(conn: PgConn, paths: Sequence[str]) -> dict[str, str]:
 
 
 def chunks_of(conn: PgConn, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
-    """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
+    """Up to ``limit`` chunks of ``paths`` (``rank`` 0), within ``where``: each file's first chunk, in file order,
+    then each one's second, and so on (one file's: in line order)."""
     if not paths:
         return []
     condition, params = filter_condition(where)
     rows = conn.execute(
         f"SELECT {CHUNK_COLUMNS}, 0.0 FROM memdex_chunks c WHERE c.index_id = %s AND c.path = ANY(%s) AND {condition} "
-        "ORDER BY c.path, c.start_line LIMIT %s",
+        "ORDER BY row_number() OVER (PARTITION BY c.path ORDER BY c.start_line), c.path LIMIT %s",
         (conn.index_id, list(paths), *params, limit),
     )
     return [ChunkRow(*row) for row in rows]

@@ -171,15 +171,17 @@ def file_hashes(conn: Any, paths: Sequence[str]) -> dict[str, str]:
 
 
 def chunks_of(conn: Any, paths: Sequence[str], limit: int, where: SearchFilter | None = None) -> list[ChunkRow]:
-    """Up to ``limit`` chunks of ``paths`` in file and line order (``rank`` 0), within ``where``."""
+    """Up to ``limit`` chunks of ``paths`` (``rank`` 0), within ``where``: each file's first chunk, in file order,
+    then each one's second, and so on (one file's: in line order)."""
     if not paths:
         return []
     condition, params = _condition(where)
     marks = ",".join("?" * len(paths))
     only = "" if condition is None else f" AND id IN ({_allowed_ids(condition)})"
     rows = conn.execute(
-        f"SELECT id, path, source, start_line, end_line, text, 0.0 FROM chunks WHERE path IN ({marks}){only} "
-        "ORDER BY path, start_line LIMIT ?",
+        "SELECT id, path, source, start_line, end_line, text, 0.0 FROM (SELECT *, "
+        f"row_number() OVER (PARTITION BY path ORDER BY start_line) AS nth FROM chunks WHERE path IN ({marks}){only}) "
+        "ORDER BY nth, path LIMIT ?",
         [*paths, *params, limit],
     ).fetchall()
     return [ChunkRow(*row) for row in rows]
