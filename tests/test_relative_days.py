@@ -125,6 +125,24 @@ async def test_a_week_s_logs_come_first_chunk_by_first_chunk(make_engine: MakeEn
 
 
 @pytest.mark.both_stores
+async def test_a_chinese_week_word_with_a_function_word_in_it_names_the_week(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """"这周做了什么？" ("what did I do this week?") got nothing: "这" is a function word, so "这周" is no term, and the
+    pair "周做" across its edge was all the query held, so the week word carried none of it and named no log."""
+    write("MEMORY.md", "# 记忆\n\n- 对青霉素过敏。\n")
+    async with make_engine(embedding=KEYWORD) as engine:
+        today = engine.today().isoformat()  # in this week and this month
+        write(f"memory/{today}.md", "- 双十二活动页开发中，接口文档还没给。\n")
+        write("memory/2020-01-06.md", "- 修复了样式问题。\n")
+        await engine.sync()
+        for query in ("这周做了什么？", "这个月有什么安排？"):
+            hits = (await engine.search(query)).results
+            assert [hit.path for hit in hits][:1] == [f"memory/{today}.md"], query
+            assert hits[0].score >= 0.5, query
+
+
+@pytest.mark.both_stores
 async def test_yesterday_s_log_ranks_first_for_a_question_about_yesterday(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
@@ -408,14 +409,17 @@ class Searcher:
             self._names = (version, NameIndex(ops.file_paths(conn)))
         files = self._names[1]
         days = [*named_days(text, today), *written_dates(text, today)]
-        if days and naming_share(weights, list(dict.fromkeys(word for _, word in days))) < self.query.min_share:
+        words = list(dict.fromkeys(word for _, word in days))
+        straddling = _straddling(text, words, repeats) if words else []
+        if days and naming_share(weights, [*words, *straddling]) < self.query.min_share:
             days = []
         dated = [*days, *((day, day) for day in iso_dates(text))]
         unlogged = _unlogged(dated, files.log_days) if dated else {}
         paths, names = files.naming(" ".join([text, *(day for day, _ in days)]))
         if not paths:
             return [], [], unlogged
-        naming = list(dict.fromkeys([*names, *(word for day, word in days if day in names)]))
+        dating = [word for day, word in days if day in names]
+        naming = list(dict.fromkeys([*names, *dating, *(straddling if dating else [])]))
         named_terms = term_repeats(" ".join(naming))
         asked = {term: times for term, times in repeats.items() if term not in named_terms}
         within = replace(where or SearchFilter(), paths=tuple(paths))
@@ -499,6 +503,17 @@ def _unheld_text(words: Sequence[str], mode: str) -> str:
     named = ", ".join(f'"{word}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
     rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
     return f"no note holds {named}: these results match {rest}"
+
+
+def _straddling(text: str, words: Sequence[str], terms: Iterable[str]) -> list[str]:
+    """Those of ``terms`` (the query's) that take in part of ``words`` (the query's words for days) and are none of
+    their own terms: a character pair across a Chinese word's edge, "周做" of "这周做了什么" ("这" is a function word,
+    so "这周" is no term)."""
+    rest = text
+    for word in words:
+        rest = re.sub(re.escape(word), " ", rest, flags=re.IGNORECASE)
+    kept = {*query_terms(rest), *term_repeats(" ".join(words))}
+    return [term for term in terms if term not in kept]
 
 
 def _as_written(terms: Sequence[str], text: str) -> list[str]:
