@@ -68,12 +68,32 @@ def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: st
     assert named == [(day.isoformat(), words) for day in days] and named[-1][0] == last
 
 
+@pytest.mark.parametrize(
+    ("query", "day", "words"),
+    [  # DAY is Friday 20 November 2026
+        ("what did we decide last Friday?", "2026-11-13", "last Friday"),  # a week back, not today
+        ("last monday's standup", "2026-11-16", "last monday"),
+        ("last Sunday", "2026-11-15", "last Sunday"),
+        ("Was war letzten Donnerstag?", "2026-11-19", "letzten Donnerstag"),
+        ("qu'avons-nous décidé vendredi dernier ?", "2026-11-13", "vendredi dernier"),
+        ("¿qué pasó el martes pasado?", "2026-11-17", "martes pasado"),
+        ("o que aconteceu na segunda-feira passada?", "2026-11-16", "segunda-feira passada"),
+        ("lunedì scorso", "2026-11-16", "lunedì scorso"),
+        ("afgelopen woensdag", "2026-11-18", "afgelopen woensdag"),
+    ],
+)
+def test_last_and_a_weekday_names_the_latest_such_day_before_today(query: str, day: str, words: str) -> None:
+    assert named_days(query, DAY) == [(day, words)]
+
+
 def test_last_month_in_january_is_december_of_the_year_before() -> None:
     named = named_days("what did we decide last month?", dt.date(2027, 1, 3))
     assert (named[0][0], named[-1][0], len(named)) == ("2026-12-01", "2026-12-31", 31)
 
 
-@pytest.mark.parametrize("query", ["the last week of March", "this month of the year", "lastweek", "a week ago"])
+@pytest.mark.parametrize(
+    "query", ["the last week of March", "this month of the year", "lastweek", "a week ago", "the last Friday of the month"]
+)
 def test_a_week_of_something_else_names_no_days(query: str) -> None:
     assert named_days(query, DAY) == []
 

@@ -3,8 +3,9 @@
 A daily log is named by its date (:mod:`.named_files`: ``2026-01-15`` ranks that day's log first), and an agent
 asks "what did we do yesterday?" or "what happened last week?" as often as it writes the dates. Only words that
 mean the same days in every language that writes them are taken: French "hier" is German "here", Chinese "前天"
-("the day before yesterday") is also the end of "以前" and the start of "天气", so neither names a day. Weekdays
-("on Friday") are left out: a past or a coming Friday, and a deploy that runs every Friday, read alike.
+("the day before yesterday") is also the end of "以前" and the start of "天气", so neither names a day. A weekday
+alone ("on Friday") is left out: a past or a coming Friday, and a deploy that runs every Friday, read alike; "last
+Friday" is the latest Friday before today.
 
 A week is a calendar week from Monday (ISO 8601), a month a calendar month: "last week" on a Sunday is the week
 before the one that ends that day, "this week" and "this month" run from their first day to their last.
@@ -53,6 +54,22 @@ PERIODS: dict[str, tuple[str, int]] = {
     "这周": ("week", 0), "這週": ("week", 0), "本周": ("week", 0), "本週": ("week", 0),
     "上个月": ("month", 1), "上個月": ("month", 1), "这个月": ("month", 0), "這個月": ("month", 0), "本月": ("month", 0),
 }  # fmt: skip
+# A weekday with "last" names the latest such day before today ("last Friday"); on its own it names none
+_LAST_WEEKDAY = {  # each language's phrase, and its weekdays from Monday
+    "last {}": "monday tuesday wednesday thursday friday saturday sunday",
+    "letzten {}": "montag dienstag mittwoch donnerstag freitag samstag sonntag",  # German
+    "{} dernier": "lundi mardi mercredi jeudi vendredi samedi dimanche",  # French
+    "{} pasado": "lunes martes miércoles jueves viernes sábado domingo",  # Spanish
+    "{} scorso": "lunedì martedì mercoledì giovedì venerdì sabato domenica",  # Italian
+    "afgelopen {}": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",  # Dutch
+    "vorige {}": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+    "{}-feira passada": "segunda terça quarta quinta sexta",  # Portuguese, and its weekend below
+}
+PERIODS |= {
+    phrase.format(day): ("weekday", number)
+    for phrase, days in _LAST_WEEKDAY.items()
+    for number, day in enumerate(days.split())
+} | {"sábado passado": ("weekday", 5), "domingo passado": ("weekday", 6)}
 # Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs, a
 # Korean word with the particle written onto it (어제는, "이번 주에"), so that the particle is no word of its own.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -84,7 +101,10 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
 
 
 def _period(unit: str, back: int, today: dt.date) -> list[dt.date]:
-    """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in."""
+    """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in; for a
+    weekday (``back`` 0 for Monday), the latest one before ``today``."""
+    if unit == "weekday":
+        return [today - dt.timedelta(days=(today.weekday() - back - 1) % 7 + 1)]
     if unit == "week":
         monday = today - dt.timedelta(days=today.weekday() + 7 * back)
         return [monday + dt.timedelta(days=n) for n in range(7)]
