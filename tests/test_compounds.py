@@ -195,14 +195,20 @@ def test_a_longer_word_s_rest_may_follow_a_link_or_be_cut_by_porter_where_the_wo
     index = {"datenbankmigr": 2, "rechnungsexport": 1, "lieferantenport": 1, "datenbanksmig": 1}
     words = {"migrat": 3, "export": 1, "portal": 2, "mig": 5}
     count = _count(index | words)
-    found = compound_heads(["datenbank", "rechnung", "lieferanten"], _starting(index), count, _is_term)
-    assert found == {"datenbank": ("datenbankmigr",), "rechnung": ("rechnungsexport",), "lieferanten": ("lieferantenport",)}
+    # a word held as porter cut it is searched as a note writes it: memdex's own keys keep "-al" and "-ation"
+    texts = _texts({"datenbankmigr": "Die DATENBANKMIGRATION läuft.", "lieferantenport": "Das Lieferantenportal: offline"})
+    found = compound_heads(["datenbank", "rechnung", "lieferanten"], _starting(index), count, _is_term, texts)
+    assert found == {
+        "datenbank": ("datenbankmigration",), "rechnung": ("rechnungsexport",), "lieferanten": ("lieferantenportal",)
+    }
+    # one that no chunk writes (a stale count) is left out
+    assert compound_heads(["datenbank"], _starting(index), count, _is_term) == {}
     # the rest as porter cuts it is looked up only when the notes hold it in no form as written
     assert compound_heads(["datenbank"], _starting(index), _count({"datenbankmigr": 2, "migr": 1}), _is_term) == {
         "datenbank": ("datenbankmigr",)
     }
     # a rest held in no form is no word: "migr" with "migrat" unheld, "smig" whose "mig" is shorter than MIN_REST
-    assert compound_heads(["datenbank"], _starting(index), _count(index | {"mig": 5}), _is_term) == {}
+    assert compound_heads(["datenbank"], _starting(index), _count(index | {"mig": 5}), _is_term, texts) == {}
 
 
 def test_only_words_of_letters_long_enough_are_looked_up_and_at_most_a_few() -> None:
@@ -221,7 +227,9 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
 ) -> None:
     _write_memory(
         write,
-        "- Watched the fireworks by the lake.\n- Work was busy, and I met a teacher.\n- Der Dienst am Wochenende ist geregelt.\n",
+        "- Watched the fireworks by the lake.\n- Work was busy, and I met a teacher.\n- Der Dienst am Wochenende ist geregelt.\n"
+        "- Schätzung für den Rechnungsexport geschickt; der Export läuft nachts.\n"
+        "- Das Lieferantenportal ist offline, das Portal der Bank nicht.\n",
     )
     async with make_engine(embedding=KEYWORD) as engine:
         await engine.sync()
@@ -230,6 +238,8 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
             ("Wann kommt der Schlüssel?", "MEMORY.md", "Schlüsseldienst"),
             ("Datenbank", "MEMORY.md", "Datenbank-Migration"),  # written apart: the word itself
             ("fire", "memory/2026-03-07.md", "fireworks"),
+            ("Rechnung Export", "memory/2026-03-07.md", "Rechnungsexport"),  # with a linking "s"
+            ("Lieferanten", "memory/2026-03-07.md", "Lieferantenportal"),  # held "lieferantenport"; "Portal": "portal"
         ]:
             answer = await engine.search(query, max_chars=300)
             assert [hit.path for hit in answer.results][:1] == [path], (query, answer.warning)
@@ -238,28 +248,6 @@ async def test_a_word_the_notes_hold_only_as_a_compounds_first_part_is_found(
         for query in ("teach", "Schlüss"):
             other = await engine.search(query)
             assert other.results == [] and "nothing in memory matches" in (other.warning or ""), query
-
-
-@pytest.mark.both_stores
-async def test_a_compound_with_a_link_or_a_last_part_porter_cuts_is_found_by_its_first_part(
-    make_engine: MakeEngine, write: Callable[[str, str], Path]
-) -> None:
-    """ "Rechnung Export" and "Datenbank" found nothing of notes that say "Rechnungsexport" and
-    "Datenbankmigration" (held "datenbankmigr", while "Migration" alone is held "migrat")."""
-    _write_memory(
-        write,
-        "- Schätzung für den Rechnungsexport an Aylin geschickt.\n- Die Datenbankmigration dauert vier Minuten.\n"
-        "- Der Export läuft nachts, die Migration danach.\n",
-    )
-    async with make_engine(embedding=KEYWORD) as engine:
-        await engine.sync()
-        for query, word, line in [
-            ("Rechnung Export", "rechnung", "Rechnungsexport"),
-            ("Wie lange dauert die Datenbank?", "datenbank", "Datenbankmigration"),
-        ]:
-            answer = await engine.search(query, max_chars=300)
-            assert [hit.path for hit in answer.results][:1] == ["memory/2026-03-07.md"], (query, answer.warning)
-            assert line in answer.results[0].snippet and f'"{word}"' not in (answer.warning or ""), query
 
 
 def _ending(terms: Mapping[str, int], asked: list[str] | None = None) -> Callable[[Sequence[str]], list[dict[str, int]]]:

@@ -157,7 +157,11 @@ def joined_words(
 
 
 def compound_heads(
-    missing: Sequence[str], starting: Callable[[str], Mapping[str, int]], count: Count, is_term: Callable[[str], bool]
+    missing: Sequence[str],
+    starting: Callable[[str], Mapping[str, int]],
+    count: Count,
+    is_term: Callable[[str], bool],
+    texts: Callable[[str], Iterable[str]] = lambda term: (),
 ) -> dict[str, tuple[str, ...]]:
     """For each word of ``missing`` (words no note holds) that notes hold as the first part of longer words, the
     :data:`MAX_HEADS` of those words the most chunks hold: "Schlüssel" is searched as "Schlüsseldienst" and
@@ -167,7 +171,9 @@ def compound_heads(
     is a word they hold on its own ("Dienst", "Bahn"), so "card" is not "cardiac", "part" not "partnership", and
     "teach" not "teacher" (the index's terms are porter stems, which keep "-er"). The rest may start with a
     linking "s" ("Rechnungsexport": "Export") and may be cut shorter than the word alone is held
-    (:func:`_rest_forms`: "Datenbankmigration" is held as "datenbankmigr", "Migration" as "migrat").
+    (:func:`_rest_forms`: "Datenbankmigration" is held as "datenbankmigr", "Migration" as "migrat"). Such a
+    word is searched as a note writes it (``texts`` gives a few chunks that hold a term), since memdex's own keys
+    take no derivational ending off ("lieferantenportal", held "lieferantenport"); one no chunk writes is left out.
 
     ``starting`` gives the index's terms that begin with a word, with how many chunks hold each (the most held
     first); ``count`` counts some terms as the search does; ``is_term``, as for :func:`split_words`, keeps out
@@ -189,11 +195,24 @@ def compound_heads(
     uncut = [rest for term, rest in pairs if held.get(term, 0) > 0 and not _rest_held(rest, held, is_term, cut=False)]
     if uncut := list(dict.fromkeys(form for rest in uncut[:MAX_CUT_LOOKUPS] for form in _rest_forms(rest) if form not in held)):
         held |= count(uncut)
-    found = {
-        word: tuple(term for term, rest in terms if held.get(term, 0) > 0 and _rest_held(rest, held, is_term))
-        for word, terms in longer.items()
-    }
-    return {word: terms[:MAX_HEADS] for word, terms in found.items() if terms}
+    found: dict[str, list[str]] = {}
+    for word, terms in longer.items():
+        found[word] = []
+        for term, rest in terms:
+            if held.get(term, 0) <= 0 or not _rest_held(rest, held, is_term):
+                continue
+            if _rest_held(rest, held, is_term, cut=False):
+                found[word].append(term)
+            elif written := _written_word(texts(term), term[: len(term) - len(rest)]):  # held as porter cut it
+                found[word].append(written)
+    return {word: tuple(dict.fromkeys(terms))[:MAX_HEADS] for word, terms in found.items() if terms}
+
+
+def _written_word(texts: Iterable[str], start: str) -> str | None:
+    """The first word of ``texts`` (folded, lower-cased) that starts with ``start`` and goes on: how the notes write
+    a compound whose first part is ``start``."""
+    pattern = _whole(re.escape(start) + r"[^\W\d_]+")
+    return next((found.group(0) for text in texts if (found := pattern.search(_plain(text)))), None)
 
 
 def _rest_forms(rest: str, *, cut: bool = True) -> list[str]:

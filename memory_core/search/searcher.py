@@ -358,7 +358,7 @@ class Searcher:
         split = split_words(left, count, texts, _is_term)
         written |= {term: (phrase,) for term, phrase in split.items()}
         left = [term for term in left if term not in split]
-        heads = compound_heads(left, partial(ops.terms_starting, conn, limit=HEAD_TERMS), count, _is_term)
+        heads = compound_heads(left, partial(ops.terms_starting, conn, limit=HEAD_TERMS), count, _is_term, texts)
         left = [term for term in left if term not in heads]
         ending = partial(ops.terms_ending, conn, limit=HEAD_TERMS)
         written |= heads | compound_tails(left, ending, count, texts, _is_term)
