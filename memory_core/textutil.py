@@ -18,6 +18,12 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def decode_text(data: bytes) -> str:
+    """A memory file's bytes (or its bytes from a line start) as text: UTF-8, a bad byte as U+FFFD, and without
+    the byte-order mark some Windows editors put first, which is no character of the notes."""
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def sha256_hex(data: str | bytes) -> str:
     """Hex SHA-256 of bytes, or of a string's UTF-8 encoding."""
     if isinstance(data, str):

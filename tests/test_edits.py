@@ -192,6 +192,29 @@ async def test_crlf_files_match_lf_text_spanning_lines_and_keep_their_endings(ma
     assert (receipt.start_line, receipt.end_line) == (3, 5)
 
 
+async def test_an_append_to_a_crlf_file_keeps_its_line_endings_and_a_bom_is_no_text(
+    make_engine: MakeEngine, workspace: Path
+) -> None:
+    """A MEMORY.md kept by a Windows editor: a byte-order mark, then CRLF lines. An append wrote its lines with
+    ``\\n`` alone, so the file mixed both; and the mark was the first character of what memory_get and the snippets
+    showed, so the file's first line was no heading."""
+    path = workspace / "MEMORY.md"
+    path.write_bytes(b"\xef\xbb\xbf# Memoria\r\n\r\n- Alquiler: 1.150 EUR al mes.\r\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        receipt = await engine.append("- Seguro del coche: vence el 3 de marzo.\n- Matr\u00edcula 1234-BCD.", "long_term", "Coche")
+        excerpt = await engine.read("MEMORY.md")
+        hits = (await engine.search("alquiler seguro")).results
+        appended = path.read_bytes()
+        await engine.undo((await engine.history_entries("MEMORY.md"))[-1].id)  # the history holds the bytes written
+    assert appended == (
+        b"\xef\xbb\xbf# Memoria\r\n\r\n- Alquiler: 1.150 EUR al mes.\r\n\r\n## Coche\r\n\r\n"
+        b"- Seguro del coche: vence el 3 de marzo.\r\n- Matr\xc3\xadcula 1234-BCD.\r\n"
+    )
+    assert (receipt.start_line, receipt.end_line) == (5, 8)
+    assert excerpt.text.startswith("# Memoria\n") and hits[0].snippet.startswith("# Memoria\n")
+    assert path.read_bytes() == b"\xef\xbb\xbf# Memoria\r\n\r\n- Alquiler: 1.150 EUR al mes.\r\n"
+
+
 async def test_other_bytes_stay_as_they_were_invalid_utf8_and_cjk_included(make_engine: MakeEngine, workspace: Path) -> None:
     path = workspace / "MEMORY.md"
     before = b"# Memory\n\n- caf\xe9 in Latin-1 \xff\xfe\n- \xe6\x9c\x8d\xe5\x8a\xa1\xe5\x99\xa8\xe5\x9c\xa8\xe4\xb8\x8a\xe6\xb5\xb7\n- tail \x80\n"

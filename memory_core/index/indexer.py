@@ -30,6 +30,7 @@ from ..stores.base import StoreOps
 from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
 from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
+from ..textutil import decode_text
 from ..workspace import seen as last_seen
 from ..workspace.files import MemoryFile
 
@@ -131,7 +132,7 @@ def prepare(
             if (old.mtime_ns, old.size) != (state.mtime_ns, state.size):
                 changes.append(Prepared(file, seen, state, None))
             continue
-        text = data.decode("utf-8", errors="replace")
+        text = decode_text(data)
         if grew and old is not None and tail is not None and markdown:
             newlines, stable = read.lines or (data.count(b"\n"), data.count(b"\n", 0, old.size))
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
@@ -180,7 +181,7 @@ def _appended(file: MemoryFile, old: FileState, tail: IndexedTail, tokens: int, 
         data = _last_lines(handle, known.size, known.newlines - tail.chunks[0].start_line + 1)
         if last_seen.stamp_of(handle.fileno()) != stamp:
             return None
-    text = data.decode("utf-8", errors="replace")  # from a line start: decodes as the whole file's end does
+    text = decode_text(data)  # from a line start: decodes as the whole file's end does
     found = rechunk_tail(text, tail.chunks, prior[1], tokens, overlap, newlines=known.newlines)
     if found is None:
         return None

@@ -79,8 +79,8 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
                 duplicate=True, hash=before.digest[:HASH_CHARS],
             )
             return receipt, None
-        prefix = _separator(tail, title)
-        data = (prefix + entry).encode("utf-8")
+        written = _in_line_endings(_separator(tail, title) + entry, tail)
+        data = written.encode("utf-8")
         unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
         _write_all(fd, data)
         now = before.extended(data, seen.stamp_of(fd))  # before the fsync, which changes no stamp
@@ -90,12 +90,12 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
             seen.forget(file.path)
         os.fsync(fd)
     after = now.digest[:HASH_CHARS]
-    start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
+    start = newlines + written.count("\n") - entry.count("\n") + 1  # the file before it ends in a newline (or is empty)
     end = start + entry.count("\n") - 1
     receipt = AppendReceipt(
         path=file.rel, start_line=start, end_line=end, bytes_written=len(data), created=size == 0, hash=after
     )
-    change = Change(file.rel, size, "", prefix + entry, before.digest[:HASH_CHARS], after, start, end)
+    change = Change(file.rel, size, "", written, before.digest[:HASH_CHARS], after, start, end)
     return receipt, change
 
 
@@ -152,9 +152,15 @@ def _separator(existing: bytes, title: str | None) -> str:
     """What goes between the file's end (``existing``: its last bytes) and the new entry: a title or a blank line."""
     if not existing:
         return f"{title}\n\n" if title else ""
-    if existing.endswith(b"\n\n"):
+    if existing.endswith((b"\n\n", b"\n\r\n")):
         return ""
     return "\n" if existing.endswith(b"\n") else "\n\n"
+
+
+def _in_line_endings(text: str, existing: bytes) -> str:
+    """``text`` (lines ending in ``\\n``) with the line endings of the file that ends in ``existing``: ``\\r\\n`` when
+    most of its lines end so (a file kept on Windows), so that an append does not mix the two."""
+    return text.replace("\n", "\r\n") if 2 * existing.count(b"\r\n") > existing.count(b"\n") else text
 
 
 def _read(fd: int, start: int, end: int) -> bytes:

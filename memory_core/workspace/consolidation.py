@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..limits import CONSOLIDATE_CHARS
+from ..textutil import decode_text
 from .files import DAILY_DIR, DAILY_LOG, Workspace
 from .history import STATE_DIR, state_dir
 from .memory_file import content_hash
@@ -73,11 +74,11 @@ def gather(workspace: Workspace) -> Material:
             part = part[: cut or CONSOLIDATE_CHARS]
         used += len(part)
         end = start + len(part)
-        text = part.decode("utf-8", errors="replace")
+        text = decode_text(part)
         logs.append(LogPart(file.rel, data[:start].count(b"\n") + 1, text, end, content_hash(data[:end])))
     memory = workspace.long_term_file()
     data = memory.read_bytes() if os.path.lexists(memory.path) else b""
-    return Material(logs, memory.rel, data.decode("utf-8", errors="replace"), content_hash(data), later)
+    return Material(logs, memory.rel, decode_text(data), content_hash(data), later)
 
 
 def mark(workspace: Workspace, material: Material) -> None:

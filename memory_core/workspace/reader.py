@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..limits import MAX_READ_CHARS, MAX_READ_LINES
 from ..models import Excerpt
 from ..text.transcripts import lines_between, parse_transcript
-from ..textutil import split_lines
+from ..textutil import decode_text, split_lines
 from .memory_file import MemoryFile, content_hash
 
 
@@ -25,7 +25,7 @@ def read_excerpt(file: MemoryFile, from_line: int = 1, lines: int | None = None)
     """
     _check_range(from_line, lines)
     data = file.read_bytes()  # PathError if it cannot be read safely
-    answer = excerpt(file.rel, file.source, data.decode("utf-8", errors="replace"), from_line, lines)
+    answer = excerpt(file.rel, file.source, decode_text(data), from_line, lines)
     return answer.model_copy(update={"hash": content_hash(data)}) if file.source == "memory" else answer
 
 
