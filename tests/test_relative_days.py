@@ -80,10 +80,22 @@ def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: st
         ("o que aconteceu na segunda-feira passada?", "2026-11-16", "segunda-feira passada"),
         ("lunedì scorso", "2026-11-16", "lunedì scorso"),
         ("afgelopen woensdag", "2026-11-18", "afgelopen woensdag"),
+        ("что было в прошлую пятницу?", "2026-11-13", "прошлую пятницу"),
+        ("지난 금요일에 뭐 했어?", "2026-11-13", "지난 금요일에"),
+        # Chinese and Japanese name that day of last week: on Friday, 上周三 is nine days back, not two
+        ("上周三开会说了什么", "2026-11-11", "上周三"),
+        ("上星期天", "2026-11-15", "上星期天"),
+        ("先週の金曜日の会議", "2026-11-13", "先週の金曜日"),
+        ("上周一开会", "2026-11-09", "上周一"),
     ],
 )
-def test_last_and_a_weekday_names_the_latest_such_day_before_today(query: str, day: str, words: str) -> None:
+def test_a_past_weekday_names_its_day(query: str, day: str, words: str) -> None:
     assert named_days(query, DAY) == [(day, words)]
+
+
+@pytest.mark.parametrize("query", ["上周一起吃饭", "上周一次都没去"])  # "together", "once": the week, not its Monday
+def test_a_chinese_one_that_starts_a_word_names_the_week_not_its_monday(query: str) -> None:
+    assert [word for _, word in named_days(query, DAY)] == ["上周"] * 7
 
 
 def test_last_month_in_january_is_december_of_the_year_before() -> None:

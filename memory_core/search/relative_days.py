@@ -65,20 +65,40 @@ _LAST_WEEKDAY = {  # each language's phrase, and its weekdays from Monday
     "vorige {}": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
     "{}-feira passada": "segunda terça quarta quinta sexta",  # Portuguese, and its weekend below
 }
-PERIODS |= {
-    phrase.format(day): ("weekday", number)
-    for phrase, days in _LAST_WEEKDAY.items()
-    for number, day in enumerate(days.split())
-} | {"sábado passado": ("weekday", 5), "domingo passado": ("weekday", 6)}
+# Russian declines "last" with the weekday's gender; Korean writes "지난" before it
+_LAST_WEEKDAY_WRITTEN = {
+    "sábado passado": 5, "domingo passado": 6,  # Portuguese
+    "прошлый понедельник": 0, "прошлый вторник": 1, "прошлую среду": 2, "прошлый четверг": 3,  # Russian
+    "прошлую пятницу": 4, "прошлую субботу": 5, "прошлое воскресенье": 6,
+    "지난 월요일": 0, "지난 화요일": 1, "지난 수요일": 2, "지난 목요일": 3, "지난 금요일": 4, "지난 토요일": 5,  # Korean
+    "지난 일요일": 6,
+}  # fmt: skip
+# Chinese and Japanese name a weekday of last week, Monday to Sunday (上周五: the Friday of the week before this one)
+_OF_LAST_WEEK = {
+    "上周{}": "一 二 三 四 五 六 日", "上週{}": "一 二 三 四 五 六 日", "上星期{}": "一 二 三 四 五 六 日",
+    "先週の{}曜日": "月 火 水 木 金 土 日", "先週{}曜日": "月 火 水 木 金 土 日",
+}  # fmt: skip
+PERIODS |= (
+    {phrase.format(day): ("weekday", number) for phrase, days in _LAST_WEEKDAY.items() for number, day in enumerate(days.split())}
+    | {phrase: ("weekday", number) for phrase, number in _LAST_WEEKDAY_WRITTEN.items()}
+    | {
+        phrase.format(day): ("day of last week", number)
+        for phrase, days in _OF_LAST_WEEK.items()
+        for number, day in enumerate(days.split())
+    }
+    | {"上周天": ("day of last week", 6), "上星期天": ("day of last week", 6)}
+)
 # Words of scripts written with spaces stand alone; Han, kana and Hangul words are found inside the query's runs, a
 # Korean word with the particle written onto it (어제는, "이번 주에"), so that the particle is no word of its own.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _WORDS = sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
+# "一" (Monday in 上周一) starts words too: 上周一起 is "last week, together", 上周一次 "once last week"
+_NOT_AFTER_ONE = "(?![起次些下直样般共定点切个])"
 _PATTERN = re.compile(
     "|".join(
         # not "date.today()", nor "the last week of March"
-        (re.escape(word) + ("[\uac00-\ud7af]*" if _HANGUL.search(word) else ""))
+        (re.escape(word) + ("[\uac00-\ud7af]*" if _HANGUL.search(word) else _NOT_AFTER_ONE if word.endswith("一") else ""))
         if _UNSPACED.search(word)
         else rf"(?<![\w.]){re.escape(word)}(?![\w(]| of\b| de\b)"
         for word in _WORDS
@@ -102,9 +122,11 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
 
 def _period(unit: str, back: int, today: dt.date) -> list[dt.date]:
     """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in; for a
-    weekday (``back`` 0 for Monday), the latest one before ``today``."""
+    weekday (``back`` 0 for Monday), the latest one before ``today``, or the one of last week."""
     if unit == "weekday":
         return [today - dt.timedelta(days=(today.weekday() - back - 1) % 7 + 1)]
+    if unit == "day of last week":
+        return [today - dt.timedelta(days=today.weekday() + 7 - back)]
     if unit == "week":
         monday = today - dt.timedelta(days=today.weekday() + 7 * back)
         return [monday + dt.timedelta(days=n) for n in range(7)]
