@@ -96,13 +96,18 @@ _WORDS = sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest fi
 # "一" (Monday in 上周一) starts words too: 上周一起 is "last week, together", 上周一次 "once last week"
 _NOT_AFTER_ONE = "(?![起次些下直样般共定点切个])"
 _PATTERN = re.compile(
-    "|".join(
-        # not "date.today()", nor "the last week of March"
-        (re.escape(word) + ("[\uac00-\ud7af]*" if _HANGUL.search(word) else _NOT_AFTER_ONE if word.endswith("一") else ""))
-        if _UNSPACED.search(word)
-        else rf"(?<![\w.]){re.escape(word)}(?![\w(]| of\b| de\b)"
+    # a word of a spaced script only at a word's start, not after a dot ("date.today()"), nor before "of" ("the last
+    # week of March"); the others anywhere in a run of their script. Each side's condition first, so most places
+    # try none of the words.
+    r"(?<![\w.])(?:"
+    + "|".join(re.escape(word) for word in _WORDS if not _UNSPACED.search(word))
+    + r")(?![\w(]| of\b| de\b)|(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?:"
+    + "|".join(
+        re.escape(word) + ("[\uac00-\ud7af]*" if _HANGUL.search(word) else _NOT_AFTER_ONE if word.endswith("一") else "")
         for word in _WORDS
-    ),
+        if _UNSPACED.search(word)
+    )
+    + ")",
     re.IGNORECASE,
 )
 
