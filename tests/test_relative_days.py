@@ -60,6 +60,9 @@ def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
         ("上个月的预算", "2026-10-01", "2026-10-31", "上个月"),
         ("지난달 회의", "2026-10-01", "2026-10-31", "지난달"),
         ("이번 주에 뭐 했어?", "2026-11-16", "2026-11-22", "이번 주에"),  # the particle is no word of its own
+        ("what changed in the past week?", "2026-11-14", "2026-11-20", "past week"),  # a span: the days up to today
+        ("over the last two weeks", "2026-11-07", "2026-11-20", "last two weeks"),
+        ("errors in the past month", "2026-10-22", "2026-11-20", "past month"),
     ],
 )
 def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: str, last: str, words: str) -> None:
@@ -104,7 +107,9 @@ def test_last_month_in_january_is_december_of_the_year_before() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["the last week of March", "this month of the year", "lastweek", "a week ago", "the last Friday of the month"]
+    "query",
+    ["the last week of March", "this month of the year", "lastweek", "a week ago", "the last Friday of the month",
+     "the last 30 days of the year"],
 )
 def test_a_week_of_something_else_names_no_days(query: str) -> None:
     assert named_days(query, DAY) == []

@@ -54,6 +54,12 @@ PERIODS: dict[str, tuple[str, int]] = {
     "这周": ("week", 0), "這週": ("week", 0), "本周": ("week", 0), "本週": ("week", 0),
     "上个月": ("month", 1), "上個月": ("month", 1), "这个月": ("month", 0), "這個月": ("month", 0), "本月": ("month", 0),
 }  # fmt: skip
+# The days up to today that a span names, today among them ("what changed in the past week?")
+PERIODS |= {
+    f"{word} {span}": ("days", days)
+    for word in ("past", "last")
+    for span, days in (("7 days", 7), ("2 weeks", 14), ("two weeks", 14), ("30 days", 30))
+} | {"past week": ("days", 7), "past month": ("days", 30)}
 # A weekday with "last" names the latest such day before today ("last Friday"); on its own it names none
 _LAST_WEEKDAY = {  # each language's phrase, and its weekdays from Monday
     "last {}": "monday tuesday wednesday thursday friday saturday sunday",
@@ -127,7 +133,10 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
 
 def _period(unit: str, back: int, today: dt.date) -> list[dt.date]:
     """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in; for a
-    weekday (``back`` 0 for Monday), the latest one before ``today``, or the one of last week."""
+    weekday (``back`` 0 for Monday), the latest one before ``today``, or the one of last week; for a span, the
+    ``back`` days up to ``today``."""
+    if unit == "days":
+        return [today - dt.timedelta(days=n) for n in range(back - 1, -1, -1)]
     if unit == "weekday":
         return [today - dt.timedelta(days=(today.weekday() - back - 1) % 7 + 1)]
     if unit == "day of last week":
