@@ -781,12 +781,15 @@ async def test_a_function_word_of_another_language_is_not_named_as_a_word_no_not
 
 
 async def test_a_word_no_note_holds_is_named_as_the_query_writes_it(make_engine: MakeEngine, write: Write) -> None:
-    """A Russian word is searched by its stem: the answer named "миграци" where the query wrote "миграцию"."""
+    """A Russian word is searched by its stem: the answer named "миграци" where the query wrote "миграцию", and
+    "кластрер" where it wrote the misspelt "кластрерами"."""
     write(LONG_TERM, "# Память\n\n- Обновили кластер Kubernetes до версии 1.31.\n")
     async with make_engine(embedding={"provider": "none"}) as engine:
         await synced(engine)
         found = await engine.search("Kubernetes миграцию")
+        typo = await engine.search("Kubernetes кластрерами")
     assert found.results and found.warning == 'no note holds "миграцию": these results match the rest of the query'
+    assert typo.results and (typo.warning or "").startswith('no note holds "кластрерами" (did you mean "кластер"?)')
 
 
 TEAM_NOTES = {  # every note says "team", and each says "it's", "Dana's", "I'm" or the like

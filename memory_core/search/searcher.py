@@ -198,7 +198,8 @@ class Searcher:
             if forms := other_forms(terms, (row.text for row in found.keyword)):
                 warnings.append(forms_text(forms))
         if found.hints:
-            warnings.append(hint_text(found.hints, ranked=bool(hits)))
+            written = dict(zip(_as_written(list(found.hints), request.text), found.hints.values(), strict=True))
+            warnings.append(hint_text(written, ranked=bool(hits)))
         if hits and found.unheld:
             warnings.append(_unheld_text(_as_written(found.unheld, request.text), mode))
         if found.unlogged:
