@@ -192,20 +192,26 @@ def compound_heads(
     asked = list(dict.fromkeys(part for term, rest in pairs for part in (term, *_rest_forms(rest, cut=False))))
     held = dict(count(asked)) if asked else {}
     # the rests held in no form as written, looked up as porter cuts them, for the longer words the most held
-    uncut = [rest for term, rest in pairs if held.get(term, 0) > 0 and not _rest_held(rest, held, is_term, cut=False)]
-    if uncut := list(dict.fromkeys(form for rest in uncut[:MAX_CUT_LOOKUPS] for form in _rest_forms(rest) if form not in held)):
-        held |= count(uncut)
-    found: dict[str, list[str]] = {}
+    uncut = [rest for term, rest in pairs if held.get(term, 0) > 0 and not _rest_held(rest, held, is_term)]
+    cut = {rest: _rest_forms(rest) for rest in uncut[:MAX_CUT_LOOKUPS]}
+    if unasked := list(dict.fromkeys(form for forms in cut.values() for form in forms if form not in held)):
+        held |= count(unasked)
+    found: dict[str, tuple[str, ...]] = {}
     for word, terms in longer.items():
-        found[word] = []
+        chosen: dict[str, None] = {}  # in order, once each
         for term, rest in terms:
-            if held.get(term, 0) <= 0 or not _rest_held(rest, held, is_term):
+            if len(chosen) == MAX_HEADS:
+                break
+            if held.get(term, 0) <= 0:
                 continue
-            if _rest_held(rest, held, is_term, cut=False):
-                found[word].append(term)
-            elif written := _written_word(texts(term), term[: len(term) - len(rest)]):  # held as porter cut it
-                found[word].append(written)
-    return {word: tuple(dict.fromkeys(terms))[:MAX_HEADS] for word, terms in found.items() if terms}
+            if _rest_held(rest, held, is_term):
+                chosen[term] = None
+            elif any(held.get(form, 0) > 0 and is_term(form) for form in cut.get(rest) or _rest_forms(rest)):
+                if written := _written_word(texts(term), term[: len(term) - len(rest)]):  # held as porter cut it
+                    chosen[written] = None
+        if chosen:
+            found[word] = tuple(chosen)
+    return found
 
 
 def _written_word(texts: Iterable[str], start: str) -> str | None:
@@ -225,9 +231,10 @@ def _rest_forms(rest: str, *, cut: bool = True) -> list[str]:
     return [form for form in dict.fromkeys(forms) if len(form) >= MIN_REST]
 
 
-def _rest_held(rest: str, held: Mapping[str, int], is_term: Callable[[str], bool], *, cut: bool = True) -> bool:
-    """Whether the notes hold ``rest`` on its own in one of its :func:`_rest_forms`, a search term (no stop word)."""
-    return any(held.get(form, 0) > 0 and is_term(form) for form in _rest_forms(rest, cut=cut))
+def _rest_held(rest: str, held: Mapping[str, int], is_term: Callable[[str], bool]) -> bool:
+    """Whether the notes hold ``rest`` on its own as written, or without a linking "s" (:func:`_rest_forms`), a search
+    term (no stop word)."""
+    return any(held.get(form, 0) > 0 and is_term(form) for form in _rest_forms(rest, cut=False))
 
 
 def compound_tails(
