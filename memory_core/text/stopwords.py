@@ -150,6 +150,7 @@ QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBR
 _GERMAN_WORDS = frozenset(_GERMAN.split())
 _OTHER_LATIN = (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _INDONESIAN, _VIETNAMESE, _TURKISH)
 _LATIN_SCRIPT = (_GERMAN_WORDS, *(frozenset(words.split()) for words in _OTHER_LATIN))
+_EVERY_FUNCTION_WORD = QUERY_STOPWORDS.union(*_LATIN_SCRIPT)
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
@@ -166,7 +167,7 @@ def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
 def is_function_word(word: str) -> bool:
     """Whether ``word`` (lower-cased) is a function word of some language the stop lists know, whether or not the
     query it is in tells that language: German "ist" in "Wogegen ist Katrin allergisch?"."""
-    return word in QUERY_STOPWORDS or any(word in language for language in _LATIN_SCRIPT)
+    return word in _EVERY_FUNCTION_WORD
 
 
 def is_german(words: Sequence[str]) -> bool:

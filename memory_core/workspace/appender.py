@@ -24,7 +24,7 @@ from typing import NamedTuple
 from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
-from ..textutil import split_lines
+from ..textutil import decode_text, split_lines
 from . import seen
 from .history import Change
 from .locking import locked
@@ -79,7 +79,8 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
                 duplicate=True, hash=before.digest[:HASH_CHARS],
             )
             return receipt, None
-        written = _in_line_endings(_separator(tail, title) + entry, tail)
+        prefix = _separator(tail, title)
+        written = _in_line_endings(prefix + entry, tail)
         data = written.encode("utf-8")
         unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
         _write_all(fd, data)
@@ -90,7 +91,7 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
             seen.forget(file.path)
         os.fsync(fd)
     after = now.digest[:HASH_CHARS]
-    start = newlines + written.count("\n") - entry.count("\n") + 1  # the file before it ends in a newline (or is empty)
+    start = newlines + prefix.count("\n") + 1  # the file before the entry ends in a newline (or is empty)
     end = start + entry.count("\n") - 1
     receipt = AppendReceipt(
         path=file.rel, start_line=start, end_line=end, bytes_written=len(data), created=size == 0, hash=after
@@ -112,7 +113,7 @@ def _recent_copy(entry: str, tail: bytes, newlines: int, *, cut: bool) -> tuple[
     line and first entry may be partial and are left out. Returns the copy's first and last line.
     """
     skip = tail.find(b"\n") + 1 if cut else 0
-    text = tail[skip:].decode("utf-8", errors="replace")
+    text = decode_text(tail[skip:])
     wanted = [e.lines for e in _entries(split_lines(entry), 1)]
     if wanted[0][0] not in text:  # a copy holds the entry's first line: no need to parse the tail
         return None
