@@ -32,6 +32,18 @@ DAY = dt.date(2026, 11, 20)
         ("一昨日の会議", [2], ["一昨日"]),
         ("昨天做了什么", [1], ["昨天"]),
         ("어제는 뭐 했어?", [1], ["어제는"]),  # with the particle written onto it
+        ("what did I do 2 days ago?", [2], ["2 days ago"]),  # a number of days ago: that day
+        ("ten days ago", [10], ["ten days ago"]),
+        ("Was war vor drei Tagen?", [3], ["vor drei Tagen"]),
+        ("il y a 3 jours", [3], ["il y a 3 jours"]),
+        ("¿Qué hice hace dos días?", [2], ["hace dos días"]),
+        ("há 3 dias", [3], ["há 3 dias"]),
+        ("due giorni fa", [2], ["due giorni fa"]),
+        ("3 дня назад", [3], ["3 дня назад"]),
+        ("3일 전에 뭐 했어?", [3], ["3일 전에"]),
+        ("이틀 전", [2], ["이틀 전"]),
+        ("三天前的会议", [3], ["三天前"]),
+        ("３日前の会議", [3], ["３日前"]),  # full-width digits
     ],
 )
 def test_a_word_for_a_day_names_its_date(query: str, days_back: list[int], words: list[str]) -> None:
@@ -63,6 +75,24 @@ def test_other_words_and_ambiguous_ones_name_no_day(query: str) -> None:
         ("what changed in the past week?", "2026-11-14", "2026-11-20", "past week"),  # a span: the days up to today
         ("over the last two weeks", "2026-11-07", "2026-11-20", "last two weeks"),
         ("errors in the past month", "2026-10-22", "2026-11-20", "past month"),
+        # a number of weeks or months ago: that calendar week or month (7 days ago is always in last week)
+        ("what happened a week ago?", "2026-11-09", "2026-11-15", "a week ago"),
+        ("what was I doing two weeks ago?", "2026-11-02", "2026-11-08", "two weeks ago"),
+        ("3 months ago", "2026-08-01", "2026-08-31", "3 months ago"),
+        ("vor einer Woche", "2026-11-09", "2026-11-15", "vor einer Woche"),
+        ("il y a un mois", "2026-10-01", "2026-10-31", "il y a un mois"),
+        ("una settimana fa", "2026-11-09", "2026-11-15", "una settimana fa"),
+        ("twee weken geleden", "2026-11-02", "2026-11-08", "twee weken geleden"),
+        ("неделю назад", "2026-11-09", "2026-11-15", "неделю назад"),
+        ("2주 전", "2026-11-02", "2026-11-08", "2주 전"),
+        ("一週間前の会議", "2026-11-09", "2026-11-15", "一週間前"),
+        ("两周前", "2026-11-02", "2026-11-08", "两周前"),
+        # a weekend: the Saturday and Sunday of that calendar week
+        ("what did we do last weekend?", "2026-11-14", "2026-11-15", "last weekend"),
+        ("this weekend", "2026-11-21", "2026-11-22", "this weekend"),
+        ("le week-end dernier", "2026-11-14", "2026-11-15", "le week-end dernier"),
+        ("上周末", "2026-11-14", "2026-11-15", "上周末"),
+        ("지난 주말에", "2026-11-14", "2026-11-15", "지난 주말에"),
     ],
 )
 def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: str, last: str, words: str) -> None:
@@ -101,17 +131,23 @@ def test_a_chinese_one_that_starts_a_word_names_the_week_not_its_monday(query: s
     assert [word for _, word in named_days(query, DAY)] == ["上周"] * 7
 
 
-def test_last_month_in_january_is_december_of_the_year_before() -> None:
-    named = named_days("what did we decide last month?", dt.date(2027, 1, 3))
-    assert (named[0][0], named[-1][0], len(named)) == ("2026-12-01", "2026-12-31", 31)
+@pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [("what did we decide last month?", "2026-12-01", "2026-12-31"), ("two months ago", "2026-11-01", "2026-11-30"),
+     ("13 months ago", "2025-12-01", "2025-12-31")],
+)
+def test_a_month_back_from_january_is_in_the_year_before(query: str, first: str, last: str) -> None:
+    named = named_days(query, dt.date(2027, 1, 3))
+    assert (named[0][0], named[-1][0], len(named)) == (first, last, dt.date.fromisoformat(last).day)
 
 
 @pytest.mark.parametrize(
     "query",
-    ["the last week of March", "this month of the year", "lastweek", "a week ago", "the last Friday of the month",
-     "the last 30 days of the year"],
+    ["the last week of March", "this month of the year", "lastweek", "the last Friday of the month",
+     "the last 30 days of the year", "a few days ago", "3 days", "an hour ago", "vor 3 Jahren",
+     "12月3日前に", "11월 3일 전에"],  # "before the 3rd", not "3 days ago"
 )
-def test_a_week_of_something_else_names_no_days(query: str) -> None:
+def test_a_week_or_a_number_of_something_else_names_no_days(query: str) -> None:
     assert named_days(query, DAY) == []
 
 
@@ -143,6 +179,35 @@ async def test_last_week_s_logs_rank_first_the_one_that_answers_the_rest_of_the_
         await engine.sync()
         gone = await engine.search("what did Priya say last week?")
         assert 'there is no daily log for "last week"' in (gone.warning or "")
+
+
+@pytest.mark.both_stores
+async def test_a_number_of_days_or_weeks_ago_and_last_weekend_name_their_logs(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """"what was I doing two weeks ago?" ranked a note that says "for two weeks" first, "what did I do 9 days ago?"
+    one that says "two days", and "last weekend" one that says "weekend": no day was named."""
+    write("MEMORY.md", "# Memory\n\n- Physio: no running for two weeks, then rest two days after a long run.\n"
+                       "- Weekend plans go in the shared calendar.\n")  # fmt: skip
+    async with make_engine(embedding=KEYWORD) as engine:
+        today = engine.today()
+        days_ago = (today - dt.timedelta(days=9)).isoformat()
+        weeks_ago = (today - dt.timedelta(days=today.weekday() + 12)).isoformat()  # Wednesday, two weeks back
+        weekend = (today - dt.timedelta(days=today.weekday() + 1)).isoformat()  # last Sunday
+        write(f"memory/{days_ago}.md", "- Moved the backups to pgBackRest.\n")
+        write(f"memory/{weeks_ago}.md", "- Reviewed the invoice renderer.\n")
+        write(f"memory/{weekend}.md", "- Hiked the ridge trail with Sam.\n")
+        await engine.sync()
+        for query, day in [
+            ("what did I do 9 days ago?", days_ago),
+            ("¿Qué hice hace nueve días?", days_ago),
+            ("what was I doing two weeks ago?", weeks_ago),
+            ("what did we do last weekend?", weekend),
+        ]:
+            asked = await engine.search(query)
+            assert [hit.path for hit in asked.results][:1] == [f"memory/{day}.md"], query
+        missing = await engine.search("what did I do 40 days ago?")
+        assert f'there is no daily log for "40 days ago" ({today - dt.timedelta(days=40)})' in (missing.warning or "")
 
 
 @pytest.mark.both_stores

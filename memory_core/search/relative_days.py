@@ -8,7 +8,8 @@ alone ("on Friday") is left out: a past or a coming Friday, and a deploy that ru
 Friday" is the latest Friday before today.
 
 A week is a calendar week from Monday (ISO 8601), a month a calendar month: "last week" on a Sunday is the week
-before the one that ends that day, "this week" and "this month" run from their first day to their last.
+before the one that ends that day, "this week" and "this month" run from their first day to their last. "3 days
+ago" is that day; "two weeks ago" and "a month ago" that calendar week and month; a weekend its Saturday and Sunday.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import calendar
 import datetime as dt
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # how many days back each word names; phrases before the words they contain ("day before yesterday")
 DAYS_BACK: dict[str, int] = {
@@ -98,10 +100,72 @@ PERIODS |= (
 # Korean word with the particle written onto it (어제는, "이번 주에"), so that the particle is no word of its own.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
+# A weekend is the Saturday and Sunday of a calendar week: "last weekend" on a Sunday is the one before this one
+_WEEKENDS = {
+    1: "last weekend|past weekend|letztes wochenende|letzten wochenende|vergangenes wochenende|vergangenen wochenende|"
+    "le week-end dernier|le weekend dernier|el fin de semana pasado|fim de semana passado|lo scorso fine settimana|"
+    "il fine settimana scorso|lo scorso weekend|il weekend scorso|afgelopen weekend|vorig weekend|"
+    "на прошлых выходных|в прошлые выходные|지난 주말|지난주말|先週末|上周末|上週末|上个周末|上個週末",
+    0: "this weekend|dieses wochenende|diesem wochenende|ce week-end|ce weekend|este fin de semana|este fim de semana|"
+    "neste fim de semana|questo fine settimana|questo weekend|dit weekend|на этих выходных|в эти выходные|이번 주말|"
+    "이번주말|今週末|这周末|這週末|本周末|本週末|这个周末|這個週末",
+}
+PERIODS |= {phrase: ("weekend", back) for back, phrases in _WEEKENDS.items() for phrase in phrases.split("|")}
+# "A week ago" without its number, where a language drops it
+PERIODS |= {"неделю назад": ("week", 1), "месяц назад": ("month", 1), "일주일 전": ("week", 1), "일주일전": ("week", 1),
+            "한 달 전": ("month", 1), "한달 전": ("month", 1), "두 달 전": ("month", 2)}  # fmt: skip
+DAYS_BACK |= {"이틀 전": 2, "사흘 전": 3}
+# "3 days ago", "vor zwei Wochen", "a month ago", "三天前", "2주 전": the day so many days back, or the calendar week
+# or month so many back (7 days ago is always in last week). The number is digits or a word; Chinese, Japanese and
+# Korean write it onto the unit, with digits or a Han numeral.
+_NUMBERS = {
+    word: number
+    for number, words in enumerate(
+        ("", "a an one un une una uno um uma een ein eine einer einem один одну", "two deux dos dois duas due twee zwei два две",
+         "three trois tres três tre drie drei три", "four quatre cuatro quatro quattro vier четыре",
+         "five cinq cinco cinque vijf fünf пять", "six seis sei zes sechs шесть", "seven sept siete sete sette zeven sieben семь",
+         "eight huit ocho oito otto acht восемь", "nine neuf nueve nove negen neun девять",
+         "ten dix diez dez dieci tien zehn десять")
+    )
+    for word in words.split()
+}  # fmt: skip
+_HAN_NUMBERS = {han: number for number, han in enumerate("〇一二三四五六七八九十")} | {"两": 2, "兩": 2}
+_UNITS = {  # (spaced words, words written onto the number) of each unit
+    "month": ("months month monaten monat mois meses mês mes mesi mese maanden maand месяцев месяца месяц",
+              "个月 個月 か月 ヶ月 カ月 ヵ月 개월 달"),
+    "week": ("weeks week wochen woche semaines semaine semanas semana settimane settimana weken недель недели неделю",
+             "个星期 個星期 星期 週間 周 週 주"),
+    "day": ("days day tagen tag jours jour días día dias dia giorni giorno dagen dag дней дня день", "天 日 일"),
+}  # fmt: skip
+_UNIT_OF = {word: unit for unit, kinds in _UNITS.items() for words in kinds for word in words.split()}
+
+
+def _either(words: Iterable[str]) -> str:
+    """A group that matches any of ``words``, the longest first."""
+    return "(?:" + "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)) + ")"
+
+
+_NUMBER = r"(?:\d{1,3}|" + _either(_NUMBERS) + ")"
+_HAN_NUMBER = r"(?:\d{1,3}|[" + "".join(_HAN_NUMBERS) + "])"
+_SPACED_UNIT = _either(word for unit in _UNITS.values() for word in unit[0].split())
+_HAN_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
+_HANGUL_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if _HANGUL.match(word))
+_SPACED_AGO = (  # "ago" after the number and unit, or before them
+    rf"(?<![\w.])(?:(?:vor|il y a|hace|há) {_NUMBER} {_SPACED_UNIT}|{_NUMBER} {_SPACED_UNIT} (?:ago|atrás|fa|geleden|назад))"
+    r"(?![\w(])"
+)
+_WRITTEN_ON_AGO = (  # the unit written onto the number, and "ago" onto both (3日前 is not part of 12月3日前, "before the 3rd")
+    rf"(?=[\d{''.join(_HAN_NUMBERS)}])(?:(?<![\d{''.join(_HAN_NUMBERS)}月]){_HAN_NUMBER}{_HAN_UNIT}前"
+    rf"|(?<![\d월])(?<!월 )\d{{1,3}} ?{_HANGUL_UNIT} ?전[\uac00-\ud7af]*)"
+)
+_AGO_WORD = re.compile(r"(?<!\w)(?:ago|atrás|fa|geleden|назад|vor|il y a|hace|há)(?!\w)", re.IGNORECASE)
+_NUMBER_AND_UNIT = re.compile(  # the two inside what the patterns' ``ago`` group matched
+    rf"(?<![^\W\d_])({_NUMBER}|{_HAN_NUMBER}) ?({_either(_UNIT_OF)})", re.IGNORECASE
+)
 _WORDS = sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
 # "一" (Monday in 上周一) starts words too: 上周一起 is "last week, together", 上周一次 "once last week"
 _NOT_AFTER_ONE = "(?![起次些下直样般共定点切个])"
-_PATTERN = re.compile(
+_WORDS_PATTERN = (
     # a word of a spaced script only at a word's start, not after a dot ("date.today()"), nor before "of" ("the last
     # week of March"); the others anywhere in a run of their script. Each side's condition first, so most places
     # try none of the words.
@@ -113,9 +177,12 @@ _PATTERN = re.compile(
         for word in _WORDS
         if _UNSPACED.search(word)
     )
-    + ")",
-    re.IGNORECASE,
+    + ")"
 )
+# A number of days, weeks or months ago first; a spaced one is looked for only in a query with a word for "ago"
+# (trying every number word at every word's start would more than double the pattern's cost)
+_PATTERN = re.compile(rf"(?P<ago>{_WRITTEN_ON_AGO})|{_WORDS_PATTERN}", re.IGNORECASE)
+_PATTERN_SPACED_AGO = re.compile(rf"(?P<ago>{_SPACED_AGO}|{_WRITTEN_ON_AGO})|{_WORDS_PATTERN}", re.IGNORECASE)
 
 
 def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
@@ -123,27 +190,39 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
     week or a month gives each of its days with the same words."""
     query = unicodedata.normalize("NFC", text).replace("’", "'")
     named: list[tuple[str, str]] = []
-    for match in _PATTERN.finditer(query):
+    for match in (_PATTERN_SPACED_AGO if _AGO_WORD.search(query) else _PATTERN).finditer(query):
         written = match.group(0).lower()
-        word = next(word for word in _WORDS if written.startswith(word))  # a Korean particle after it
-        days = [today - dt.timedelta(days=DAYS_BACK[word])] if word in DAYS_BACK else _period(*PERIODS[word], today)
+        if match.group("ago"):
+            days = _ago(written, today)
+        else:
+            word = next(word for word in _WORDS if written.startswith(word))  # a Korean particle after it
+            days = [today - dt.timedelta(days=DAYS_BACK[word])] if word in DAYS_BACK else _period(*PERIODS[word], today)
         named += [(day.isoformat(), match.group(0)) for day in days]
     return named
 
 
+def _ago(written: str, today: dt.date) -> list[dt.date]:
+    """The day, or each day of the calendar week or month, that a number of them ago names (``written``, as the
+    patterns' ``ago`` group matched it)."""
+    number, unit = _NUMBER_AND_UNIT.search(written).groups()  # type: ignore[union-attr]  # the group holds both
+    back = int(number) if number.isdigit() else _NUMBERS.get(number, _HAN_NUMBERS.get(number, 0))
+    return _period(_UNIT_OF[unit], back, today)
+
+
 def _period(unit: str, back: int, today: dt.date) -> list[dt.date]:
-    """The days of the calendar week (from Monday) or month ``back`` of them before the one ``today`` is in; for a
-    weekday (``back`` 0 for Monday), the latest one before ``today``, or the one of last week; for a span, the
-    ``back`` days up to ``today``."""
+    """The days of the calendar week (from Monday), weekend or month ``back`` of them before the one ``today`` is in;
+    for a day, the one ``back`` days before ``today``; for a weekday (``back`` 0 for Monday), the latest one before
+    ``today``, or the one of last week; for a span, the ``back`` days up to ``today``."""
+    if unit == "day":
+        return [today - dt.timedelta(days=back)]
     if unit == "days":
         return [today - dt.timedelta(days=n) for n in range(back - 1, -1, -1)]
     if unit == "weekday":
         return [today - dt.timedelta(days=(today.weekday() - back - 1) % 7 + 1)]
     if unit == "day of last week":
         return [today - dt.timedelta(days=today.weekday() + 7 - back)]
-    if unit == "week":
-        monday = today - dt.timedelta(days=today.weekday() + 7 * back)
-        return [monday + dt.timedelta(days=n) for n in range(7)]
-    month = today.month - back
-    year, month = (today.year, month) if month >= 1 else (today.year - 1, month + 12)
-    return [dt.date(year, month, day) for day in range(1, calendar.monthrange(year, month)[1] + 1)]
+    monday = today - dt.timedelta(days=today.weekday() + 7 * back)
+    if unit in ("week", "weekend"):
+        return [monday + dt.timedelta(days=n) for n in (range(7) if unit == "week" else (5, 6))]
+    year, month = divmod(today.year * 12 + today.month - 1 - back, 12)
+    return [dt.date(year, month + 1, day) for day in range(1, calendar.monthrange(year, month + 1)[1] + 1)]
