@@ -52,7 +52,7 @@ class QuerySettings(_Section):
     mmr: bool = Field(False, description="re-rank for diversity (maximal marginal relevance)")
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0, description="MMR: 1 = pure relevance, 0 = pure diversity")
     temporal_decay: bool = Field(False, description="down-weight older dated notes (memory/YYYY-MM-DD*.md)")
-    half_life_days: float = Field(30.0, gt=0, description="temporal decay: age at which a score halves")
+    half_life_days: float = Field(30.0, gt=0, description="temporal decay, and a query for the latest: age at which a score halves")
 
 
 class RerankSettings(_Section):

@@ -36,7 +36,7 @@ class Explanation(_Answer):
     keyword_rank: int | None = Field(None, description="place among the keyword (BM25) candidates; null: not one")
     vector_rank: int | None = Field(None, description="place among the vector candidates; null: not one")
     named_file: bool = Field(False, description="the query names this file (a date, its name, its folder with a slash): it ranks first")
-    decay: float | None = Field(None, description="temporal decay factor applied to the score, when on")
+    decay: float | None = Field(None, description="temporal decay factor applied to the score, when on or the query asks for the latest")
     rerank_rank: int | None = Field(None, description="place the reranker gave it, when one ran")
     snippet: str = Field(description="how the snippet's lines were chosen")
 

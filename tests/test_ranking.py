@@ -125,6 +125,28 @@ def test_temporal_decay_lets_a_recent_note_overtake_an_old_one() -> None:
     assert plain[0].path == "memory/2025-01-01.md" and decayed[0].path == "memory/2026-06-29.md"
 
 
+def test_a_query_for_the_latest_ranks_the_newest_log_first_counting_its_age_from_the_newest_candidate() -> None:
+    """Without decay on, a query that asks for the latest decays dated notes from the newest candidate's day, so
+    that one keeps its score (its log is months old, the others' scores are cut by their age beside it); an
+    undated note keeps its own. Both fusions and keyword-only search do so, and each hit says its factor."""
+    rows = [row(1, "memory/2025-01-01.md", "deploy deploy", -9.0), row(2, "memory/2025-03-01.md", "deploy", -1.0),
+            row(3, "MEMORY.md", "deploy", -2.0)]  # fmt: skip
+    weights = weigh(["deploy"])
+    plain = rank_keyword(rows, weights, 5, QuerySettings(), TODAY)
+    latest = rank_keyword(rows, weights, 5, QuerySettings(), TODAY, latest=True)
+    assert plain[0].path == "memory/2025-01-01.md" and all(hit.decay is None for hit in plain)
+    newest = next(hit for hit in latest if hit.path == "memory/2025-03-01.md")
+    oldest = next(hit for hit in latest if hit.path == "memory/2025-01-01.md")
+    assert newest.decay == 1.0 and newest.score == next(h.score for h in plain if h.path == newest.path)
+    assert oldest.decay == pytest.approx(0.5 ** (59 / 30)) and latest.index(newest) < latest.index(oldest)
+    assert next(hit.decay for hit in latest if hit.path == "MEMORY.md") == 1.0
+    vector = [row(1, "memory/2025-01-01.md", "deploy deploy", 0.1), row(2, "memory/2025-03-01.md", "deploy", 0.12)]
+    for fusion in ("weighted", "rrf"):
+        q = QuerySettings(fusion=fusion)
+        assert rank_hybrid(rows, vector, weights, 5, 0.0, q, TODAY)[0].path == "memory/2025-01-01.md", fusion
+        assert rank_hybrid(rows, vector, weights, 5, 0.0, q, TODAY, latest=True)[0].path != "memory/2025-01-01.md"
+
+
 def test_mmr_demotes_a_near_duplicate_below_a_different_result() -> None:
     """λ < 1 moves a copy of the top hit below a distinct one; λ = 1 keeps relevance order."""
     rows = [

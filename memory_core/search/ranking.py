@@ -34,6 +34,7 @@ class Ranked:
     score: float
     text_score: float | None = None
     vector_score: float | None = None
+    decay: float | None = None  # the temporal decay factor applied to ``score``, when it was
 
     @property
     def path(self) -> str:
@@ -82,20 +83,25 @@ def rank_keyword(
     query: QuerySettings,
     today: dt.date,
     asked: TermWeights | None = None,
+    *,
+    latest: bool = False,
 ) -> list[Ranked]:
     """Keyword-only ranking, abstaining as a whole (:func:`answers`): no chunk is cut for answering little of
     the query on its own, since a long question is answered by short notes that each hold a word or two.
     ``asked``: the words abstention weighs, when it weighs them otherwise than ``weights`` rank them (a near
-    word ranked in place of an English one, a name weighed as rare: default the same)."""
-    ranked = _keyword_order([(row, keyword_score(row, weights)) for row in rows], query, today, limit)
+    word ranked in place of an English one, a name weighed as rare: default the same). ``latest``: the query
+    asks for the newest of what it names (:mod:`.recency`), so dated notes decay from the newest candidate."""
+    ranked = _keyword_order([(row, keyword_score(row, weights)) for row in rows], query, today, limit, latest)
     return ranked if answers(ranked, asked or weights, query.min_share) else []
 
 
-def _keyword_order(scores: Sequence[tuple[ChunkRow, float]], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
+def _keyword_order(
+    scores: Sequence[tuple[ChunkRow, float]], query: QuerySettings, today: dt.date, limit: int, latest: bool = False
+) -> list[Ranked]:
     """The first ``limit`` chunks in keyword-only search's order, from their keyword scores. A chunk scored 0
     holds none of the query's words as memdex reads them: FTS5's porter stems took a word of the same root for
     one ("facture" for "facturation"), which no score counts. It is no hit."""
-    return _finish([Ranked(row, s, text_score=s) for row, s in scores if s > 0], query, today, limit)[:limit]
+    return _finish([Ranked(row, s, text_score=s) for row, s in scores if s > 0], query, today, limit, latest)[:limit]
 
 
 def answers(items: Sequence[Ranked], weights: TermWeights, min_share: float) -> bool:
@@ -131,6 +137,8 @@ def rank_hybrid(
     query: QuerySettings,
     today: dt.date,
     asked: TermWeights | None = None,
+    *,
+    latest: bool = False,
 ) -> list[Ranked]:
     """Fuse keyword and vector candidates; keep those that either side scores at least ``min_score``.
 
@@ -142,7 +150,7 @@ def rank_hybrid(
     gets a high keyword score on that word alone, and no answer from either search (LoCoMo's other-topic
     probes answered with nothing, hybrid: 0.175 -> 0.850). When nothing clears ``min_score``, the keyword
     hits are returned as keyword-only search returns them, so an exact ID match is never silently dropped.
-    ``asked`` is as :func:`rank_keyword`'s.
+    ``asked`` and ``latest`` are as :func:`rank_keyword`'s.
     """
     views = {row.id: keyword_views(row, weights) for row in keyword_rows}
     text = {row.id: keyword_score(row, weights, views[row.id]) for row in keyword_rows}
@@ -155,7 +163,7 @@ def rank_hybrid(
         fusing = {row.id: fusion_keyword_score(row, weights, views[row.id]) for row in keyword_rows}
         fused = {cid: vector_weight * vector.get(cid, 0.0) + text_weight * fusing.get(cid, 0.0) for cid in rows}
     scored = [Ranked(rows[cid], fused[cid], text.get(cid), vector.get(cid)) for cid in rows]
-    ordered = _finish(scored, query, today, limit)
+    ordered = _finish(scored, query, today, limit, latest)
     by_text = _keyword_order([(row, text[row.id]) for row in keyword_rows], query, today, limit)
     text_answers = answers(by_text, asked or weights, query.min_share)
     bar = min_score if text_answers else math.inf  # keyword scores count only when keyword search would answer
@@ -184,15 +192,25 @@ def _reciprocal_rank(
     return {cid: value * (k + 1) for cid, value in fused.items()}
 
 
-def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: int) -> list[Ranked]:
-    """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled."""
-    if query.temporal_decay:
-        scored = [replace(item, score=item.score * decay(item.row.path, today, query.half_life_days)) for item in scored]
+def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: int, latest: bool = False) -> list[Ranked]:
+    """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled.
+
+    Decay counts a note's age from ``today``; for a query that asks for the ``latest``, from the newest dated
+    candidate, whether or not decay is on. The order is the same either way; counted from the newest, the notes
+    that answer the query are not all scored down in a memory whose last log is months old."""
+    newest = max(filter(None, (log_date(item.row.path) for item in scored)), default=None) if latest else None
+    if query.temporal_decay or newest:
+        since = newest or today
+        scored = [_decayed(item, decay(item.row.path, since, query.half_life_days)) for item in scored]
     # File and line order among exact ties: the order candidates arrived in differs between the RAM copy and sqlite-vec.
     scored.sort(key=lambda item: (-item.score, item.row.rank, item.row.path, item.row.start_line))
     if query.mmr:
         scored = mmr(scored, query.mmr_lambda, limit)
     return scored
+
+
+def _decayed(item: Ranked, factor: float) -> Ranked:
+    return replace(item, score=item.score * factor, decay=factor)
 
 
 def decay(path: str, today: dt.date, half_life_days: float) -> float:

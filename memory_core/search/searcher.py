@@ -42,7 +42,8 @@ from .named_files import NameIndex, iso_dates
 from .near_words import hint_text, near_words
 from .other_endings import other_endings
 from .other_forms import forms_text, other_forms
-from .ranking import Ranked, decay, keyword_score, rank_hybrid, rank_keyword
+from .ranking import Ranked, keyword_score, rank_hybrid, rank_keyword
+from .recency import asks_latest
 from .relative_days import named_days
 from .rerank import Reranker, open_reranker, rerank_order
 from .scoring import TermWeights, naming_share, soft_cap, weigh_terms
@@ -167,13 +168,16 @@ class Searcher:
         warnings = _index_warnings(status)
         found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings, today)
         ranked: list[Ranked]
+        latest = asks_latest(request.text)
         if found.query_vector is None:
             if not terms:
                 warnings.append(_no_terms(request.text))
-            ranked = rank_keyword(found.keyword, weights, depth, q, today, found.asked)
+            ranked = rank_keyword(found.keyword, weights, depth, q, today, found.asked, latest=latest)
             mode: Literal["hybrid", "keyword"] = "keyword"
         else:
-            ranked = rank_hybrid(found.keyword, found.vector, weights, depth, request.threshold, q, today, found.asked)
+            ranked = rank_hybrid(
+                found.keyword, found.vector, weights, depth, request.threshold, q, today, found.asked, latest=latest
+            )
             mode = "hybrid"
         reranked: dict[int, int] = {}
         if self.reranker is not None and ranked:
@@ -184,7 +188,7 @@ class Searcher:
             ranked, found.terms, request.max_chars, q.snippet_chars, memory_weights=weights.by_key(), explain=request.explain
         )
         if request.explain:
-            places = _Places(found, named, reranked, q, today)
+            places = _Places(found, named, reranked)
             hits = [to_hit(item, window, places.explain(item, window)) for item, window in chosen]
         else:
             hits = [to_hit(item, window) for item, window in chosen]
@@ -581,20 +585,15 @@ def _named_first(ranked: list[Ranked], named: list[ChunkRow], weights: TermWeigh
 class _Places:
     """Each hit's place on the keyword and vector sides and after the reranker, for ``explain``."""
 
-    def __init__(
-        self, found: _Candidates, named: set[int], reranked: dict[int, int], query: QuerySettings, today: dt.date
-    ) -> None:
+    def __init__(self, found: _Candidates, named: set[int], reranked: dict[int, int]) -> None:
         self.keyword = {row.id: place for place, row in enumerate(found.keyword, start=1)}
         self.vector = {row.id: place for place, row in enumerate(found.vector, start=1)}
         self.named = named
         self.reranked = reranked
-        self.query = query
-        self.today = today
 
     def explain(self, item: Ranked, window: Window) -> Explanation:
         cid = item.row.id
-        factor = decay(item.row.path, self.today, self.query.half_life_days) if self.query.temporal_decay else None
         return Explanation(
             keyword_rank=self.keyword.get(cid), vector_rank=self.vector.get(cid), named_file=cid in self.named,
-            decay=factor, rerank_rank=self.reranked.get(cid), snippet=window.why,
+            decay=item.decay, rerank_rank=self.reranked.get(cid), snippet=window.why,
         )

@@ -1,0 +1,33 @@
+"""Whether a query asks for the newest of what it names ("what's the latest on the pricing project?", "when did I
+last see the physio?", "上次开会说了什么"). Pure.
+
+Such a query is answered by the newest daily log that holds its subject, not by the one that holds it most often:
+its dated notes are then ranked as temporal decay ranks them, counted back from the newest dated candidate
+(:func:`.ranking.rank_keyword`). "Recently" and "lately" are not such words: "what did Melanie paint recently?"
+asks for a painting, whenever the memory says it was recent, and LoCoMo's chats ask so of their own days.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LATEST = re.compile(
+    r"(?<!\w)(?:"
+    r"latest|newest|most recent(?:ly)?|last time|when (?:did|was|were|has|have|had) (?:\w+ ){1,4}(?<!the )last"  # English
+    r"|zuletzt|neuesten?|neuester|neuestes|das letzte mal|letztes mal"  # German
+    r"|la dernière fois|le plus récent|la plus récente|les plus récents|les plus récentes|dernières nouvelles"  # French
+    r"|la última vez|lo último|lo más reciente|más recientes?"  # Spanish
+    r"|a última vez|mais recentes?"  # Portuguese
+    r"|l'ultima volta|più recenti?"  # Italian
+    r"|de laatste keer|meest recente|nieuwste"  # Dutch
+    r"|в последний раз|последний раз|последние новости"  # Russian
+    r")(?!\w)"
+    r"|最新|上次|上一次|最近一次|前回|최신|지난번",  # Chinese, Japanese, Korean
+    re.IGNORECASE,
+)
+
+
+def asks_latest(text: str) -> bool:
+    """Whether ``text`` asks for the newest of what it names."""
+    return _LATEST.search(unicodedata.normalize("NFC", text).replace("’", "'")) is not None
