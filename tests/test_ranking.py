@@ -126,9 +126,9 @@ def test_temporal_decay_lets_a_recent_note_overtake_an_old_one() -> None:
 
 
 def test_a_query_for_the_latest_ranks_the_newest_log_first_counting_its_age_from_the_newest_candidate() -> None:
-    """Without decay on, a query that asks for the latest decays dated notes from the newest candidate's day, so
-    that one keeps its score (its log is months old, the others' scores are cut by their age beside it); an
-    undated note keeps its own. Both fusions and keyword-only search do so, and each hit says its factor."""
+    """Without decay on, a query that asks for the latest decays dated notes from the newest candidate's day that
+    answers it, so that one keeps its score (its log is months old, the others' scores are cut by their age beside
+    it); an undated note keeps its own. Both fusions and keyword-only search do so, and each hit says its factor."""
     rows = [row(1, "memory/2025-01-01.md", "deploy deploy", -9.0), row(2, "memory/2025-03-01.md", "deploy", -1.0),
             row(3, "MEMORY.md", "deploy", -2.0)]  # fmt: skip
     weights = weigh(["deploy"])
@@ -140,11 +140,15 @@ def test_a_query_for_the_latest_ranks_the_newest_log_first_counting_its_age_from
     assert newest.decay == 1.0 and newest.score == next(h.score for h in plain if h.path == newest.path)
     assert oldest.decay == pytest.approx(0.5 ** (59 / 30)) and latest.index(newest) < latest.index(oldest)
     assert next(hit.decay for hit in latest if hit.path == "MEMORY.md") == 1.0
-    vector = [row(1, "memory/2025-01-01.md", "deploy deploy", 0.1), row(2, "memory/2025-03-01.md", "deploy", 0.12)]
+    # a newer log that only the vector side brought, far below the others, is not where the age is counted from
+    vector = [row(1, "memory/2025-01-01.md", "deploy deploy", 0.1), row(2, "memory/2025-03-01.md", "deploy", 0.12),
+              row(4, "memory/2025-06-01.md", "lunch", 0.95)]  # fmt: skip
     for fusion in ("weighted", "rrf"):
         q = QuerySettings(fusion=fusion)
         assert rank_hybrid(rows, vector, weights, 5, 0.0, q, TODAY)[0].path == "memory/2025-01-01.md", fusion
-        assert rank_hybrid(rows, vector, weights, 5, 0.0, q, TODAY, latest=True)[0].path != "memory/2025-01-01.md"
+        hits = {hit.path: hit for hit in rank_hybrid(rows, vector, weights, 5, 0.0, q, TODAY, latest=True)}
+        assert hits["memory/2025-03-01.md"].decay == 1.0 and hits["memory/2025-06-01.md"].decay == 1.0, fusion
+        assert hits["memory/2025-01-01.md"].score < hits["memory/2025-03-01.md"].score, fusion
 
 
 def test_mmr_demotes_a_near_duplicate_below_a_different_result() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core.search.recency import asks_latest
+from memdex.memory_core.search.recency import without_latest
 
 MakeEngine = Callable[..., MemoryEngine]
 
@@ -23,7 +23,7 @@ MakeEngine = Callable[..., MemoryEngine]
      "l’ultima volta", "в последний раз", "定价项目最新进展", "上次开会说了什么", "前回の会議", "지난번 회의"],
 )
 def test_a_query_that_asks_for_the_newest_says_so(query: str) -> None:
-    assert asks_latest(query)
+    assert without_latest(query) is not None
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,17 @@ def test_a_query_that_asks_for_the_newest_says_so(query: str) -> None:
 )
 def test_other_queries_do_not(query: str) -> None:
     """"Recently" asks for the thing, whenever it was recent; "last" alone names a day or the end of something."""
-    assert not asks_latest(query)
+    assert without_latest(query) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "searched"),
+    [("what's the latest on the pricing project?", "what's the   on the pricing project?"),
+     ("when did Priya last call?", "when did Priya   call?"),  # only "last": the subject between stays
+     ("Wann war zuletzt ein Ausfall?", "Wann war   ein Ausfall?"), ("定价项目最新进展", "定价项目 进展")],
+)
+def test_the_words_that_ask_for_the_newest_are_not_searched(query: str, searched: str) -> None:
+    assert without_latest(query) == searched
 
 
 @pytest.mark.both_stores
@@ -55,6 +65,8 @@ async def test_the_newest_log_that_holds_the_subject_ranks_first_for_the_latest(
         subject = await engine.search("pricing project")
         latest = await engine.search("what's the latest on the pricing project?", explain=True)
         chinese = [await engine.search(query) for query in ("定价项目", "定价项目的最新进展")]
+        german = await engine.search("pricing zuletzt")
+        alone = await engine.search("latest")
     assert [hit.path for hit in subject.results][:1] == ["memory/2026-09-14.md"]
     paths = [hit.path for hit in latest.results]
     assert paths == ["memory/2026-11-27.md", "memory/2026-10-20.md", "memory/2026-09-14.md"]
@@ -62,6 +74,8 @@ async def test_the_newest_log_that_holds_the_subject_ranks_first_for_the_latest(
     assert latest.results[2].explain is not None and latest.results[2].explain.decay == pytest.approx(
         0.5 ** ((dt.date(2026, 11, 27) - dt.date(2026, 9, 14)).days / 30)
     )
+    assert german.results[0].path == "memory/2026-11-27.md" and german.warning is None  # "zuletzt" is not missing
+    assert [hit.path for hit in alone.results] == ["MEMORY.md"]  # a query of those words alone searches them
     assert [[hit.path for hit in answer.results][:1] for answer in chinese] == [
         ["memory/2026-09-15.md"], ["memory/2026-11-26.md"]
     ]

@@ -196,9 +196,10 @@ def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: i
     """Apply temporal decay, sort best first, then MMR (for the first ``limit`` places) when enabled.
 
     Decay counts a note's age from ``today``; for a query that asks for the ``latest``, from the newest dated
-    candidate, whether or not decay is on. The order is the same either way; counted from the newest, the notes
-    that answer the query are not all scored down in a memory whose last log is months old."""
-    newest = max(filter(None, (log_date(item.row.path) for item in scored)), default=None) if latest else None
+    candidate that holds a word of it (:func:`_newest_answer`), whether or not decay is on. The order is the same
+    either way; counted from that one, the dated notes are not all scored down below the undated ones
+    (``MEMORY.md``) in a memory whose last log is months old, nor because the vector side brought the newest log."""
+    newest = _newest_answer(scored) if latest else None
     if query.temporal_decay or newest:
         since = newest or today
         scored = [_decayed(item, decay(item.row.path, since, query.half_life_days)) for item in scored]
@@ -207,6 +208,13 @@ def _finish(scored: list[Ranked], query: QuerySettings, today: dt.date, limit: i
     if query.mmr:
         scored = mmr(scored, query.mmr_lambda, limit)
     return scored
+
+
+def _newest_answer(scored: Sequence[Ranked]) -> dt.date | None:
+    """The day of the newest dated candidate that holds a word of the query, or of any when none does: the vector
+    side brings the nearest chunks whatever they answer, so the newest log is among them for most queries."""
+    days = [(day, bool(item.text_score)) for item in scored if (day := log_date(item.row.path))]
+    return max([day for day, worded in days if worded] or [day for day, _ in days], default=None)
 
 
 def _decayed(item: Ranked, factor: float) -> Ranked:

@@ -3,7 +3,8 @@ last see the physio?", "上次开会说了什么"). Pure.
 
 Such a query is answered by the newest daily log that holds its subject, not by the one that holds it most often:
 its dated notes are then ranked as temporal decay ranks them, counted back from the newest dated candidate
-(:func:`.ranking.rank_keyword`). "Recently" and "lately" are not such words: "what did Melanie paint recently?"
+(:func:`.ranking.rank_keyword`), and the words that ask so are not searched: notes seldom say "latest" of
+themselves, and "zuletzt" or "最新" would be named as words the memory lacks. "Recently" and "lately" are not such words: "what did Melanie paint recently?"
 asks for a painting, whenever the memory says it was recent, and LoCoMo's chats ask so of their own days.
 """
 
@@ -14,7 +15,7 @@ import unicodedata
 
 _LATEST = re.compile(
     r"(?<!\w)(?:"
-    r"latest|newest|most recent(?:ly)?|last time|when (?:did|was|were|has|have|had) (?:\w+ ){1,4}(?<!the )last"  # English
+    r"latest|newest|most recent(?:ly)?|last time|when (?:did|was|were|has|have|had) (?:\w+ ){1,4}(?<!the )(?P<last>last)"  # English
     r"|zuletzt|neuesten?|neuester|neuestes|das letzte mal|letztes mal"  # German
     r"|la dernière fois|le plus récent|la plus récente|les plus récents|les plus récentes|dernières nouvelles"  # French
     r"|la última vez|lo último|lo más reciente|más recientes?"  # Spanish
@@ -28,6 +29,12 @@ _LATEST = re.compile(
 )
 
 
-def asks_latest(text: str) -> bool:
-    """Whether ``text`` asks for the newest of what it names."""
-    return _LATEST.search(unicodedata.normalize("NFC", text).replace("’", "'")) is not None
+def without_latest(text: str) -> str | None:
+    """What ``text`` searches for when it asks for the newest of what it names: the query without the words that
+    ask so (of "when did I last see the physio?" only "last"); None when it asks nothing of the kind."""
+    query = unicodedata.normalize("NFC", text).replace("’", "'")
+    cuts = [match.span("last") if match.group("last") else match.span() for match in _LATEST.finditer(query)]
+    if not cuts:
+        return None
+    starts, ends = [0, *(end for _, end in cuts)], [*(start for start, _ in cuts), len(query)]
+    return " ".join(query[start:end] for start, end in zip(starts, ends, strict=True))

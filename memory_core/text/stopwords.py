@@ -136,12 +136,11 @@ ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
 # said ("how did Caroline describe her trip", "can you tell me", "what did Dana say") and the words that ask
 # for a count or a kind ("how many", "what kind of"). The notes that answer hold the trip, the count or the
 # kind, seldom the framing word; where a note does ("Tell Dana about outages"), a small memory weighed it as
-# rare as a name. A query searches them only when it has no other word ("tell me"). "Latest" and "newest" ask for
-# the newest note that holds the rest (:mod:`..search.recency`). Not "remember" or "remind",
+# rare as a name. A query searches them only when it has no other word ("tell me"). Not "remember" or "remind",
 # which notes answer in their own words ("it reminds me of home").
 _FRAMING = (
     "describe described mention mentioned say says said tell told suggest suggested explain discuss discussed "
-    "know many much according latest newest"
+    "know many much according"
 )
 _KINDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})  # framing only before "of": "type 2 diabetes"
 _FRAMING_WORDS = frozenset(_FRAMING.split())
