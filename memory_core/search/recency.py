@@ -1,11 +1,12 @@
-"""Whether a query asks for the newest of what it names ("what's the latest on the pricing project?", "when did I
-last see the physio?", "上次开会说了什么"). Pure.
+"""The words with which a query asks for the newest of what it names ("what's the latest on the pricing
+project?", "when did I last see the physio?", "上次开会说了什么"). Pure.
 
 Such a query is answered by the newest daily log that holds its subject, not by the one that holds it most often:
-its dated notes are then ranked as temporal decay ranks them, counted back from the newest dated candidate
-(:func:`.ranking.rank_keyword`), and the words that ask so are not searched: notes seldom say "latest" of
-themselves, and "zuletzt" or "最新" would be named as words the memory lacks. "Recently" and "lately" are not such words: "what did Melanie paint recently?"
-asks for a painting, whenever the memory says it was recent, and LoCoMo's chats ask so of their own days.
+its dated notes are ranked as temporal decay ranks them, counted back from the newest dated candidate
+(:func:`.ranking.rank_keyword`). The words that ask so are not searched: notes seldom say "latest" of themselves,
+and "zuletzt" or "最新" would be named as words the memory lacks. "Recently" and "lately" are not such words: "what
+did Melanie paint recently?" asks for a painting, whenever the memory says it was recent, and LoCoMo's chats ask
+so of their own days.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import unicodedata
 
 _LATEST = re.compile(
     r"(?<!\w)(?:"
-    r"latest|newest|most recent(?:ly)?|last time|when (?:did|was|were|has|have|had) (?:\w+ ){1,4}(?<!the )(?P<last>last)"  # English
+    r"latest|newest|most recent(?:ly)?|last time"  # English, and "last" of "when did I last", not of "when was the last"
+    r"|when (?:did|was|were|has|have|had) (?:\w+ ){1,4}(?<!the )(?P<last>last)"
     r"|zuletzt|neuesten?|neuester|neuestes|das letzte mal|letztes mal"  # German
     r"|la dernière fois|le plus récent|la plus récente|les plus récents|les plus récentes|dernières nouvelles"  # French
     r"|la última vez|lo último|lo más reciente|más recientes?"  # Spanish
