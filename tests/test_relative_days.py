@@ -32,6 +32,14 @@ DAY = dt.date(2026, 11, 20)
         ("一昨日の会議", [2], ["一昨日"]),
         ("昨天做了什么", [1], ["昨天"]),
         ("어제는 뭐 했어?", [1], ["어제는"]),  # with the particle written onto it
+        ("what did I eat last night?", [1], ["last night"]),  # a part of the day names its day
+        ("plans for tonight", [0], ["tonight"]),
+        ("qu'ai-je mangé hier soir ?", [1], ["hier soir"]),  # "hier" alone is German "here"
+        ("¿Qué cené anoche?", [1], ["anoche"]),
+        ("gisteravond", [1], ["gisteravond"]),
+        ("昨夜の夕食", [1], ["昨夜"]),
+        ("昨晚吃了什么", [1], ["昨晚"]),
+        ("어젯밤에 뭐 먹었어?", [1], ["어젯밤에"]),
         ("what did I do 2 days ago?", [2], ["2 days ago"]),  # a number of days ago: that day
         ("ten days ago", [10], ["ten days ago"]),
         ("Was war vor drei Tagen?", [3], ["vor drei Tagen"]),

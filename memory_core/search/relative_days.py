@@ -23,16 +23,18 @@ from collections.abc import Iterable
 # how many days back each word names; phrases before the words they contain ("day before yesterday")
 DAYS_BACK: dict[str, int] = {
     "the day before yesterday": 2, "day before yesterday": 2, "yesterday": 1, "today": 0,
-    "vorgestern": 2, "gestern": 1, "heute": 0,  # German
-    "avant-hier": 2, "aujourd'hui": 0,  # French
-    "anteayer": 2, "ayer": 1, "hoy": 0,  # Spanish
-    "anteontem": 2, "ontem": 1, "hoje": 0,  # Portuguese
-    "l'altro ieri": 2, "ieri": 1, "oggi": 0,  # Italian
-    "eergisteren": 2, "gisteren": 1, "vandaag": 0,  # Dutch
+    "last night": 1, "tonight": 0, "this morning": 0, "this afternoon": 0, "this evening": 0,
+    "vorgestern": 2, "gestern": 1, "heute": 0,  # German ("gestern Abend", "heute Morgen": the day word names it)
+    "avant-hier": 2, "aujourd'hui": 0, "hier soir": 1, "hier matin": 1, "ce matin": 0, "ce soir": 0,  # French
+    "anteayer": 2, "ayer": 1, "hoy": 0, "anoche": 1, "esta mañana": 0, "esta noche": 0,  # Spanish
+    "anteontem": 2, "ontem": 1, "hoje": 0, "esta manhã": 0,  # Portuguese
+    "l'altro ieri": 2, "ieri": 1, "oggi": 0, "stamattina": 0, "stasera": 0,  # Italian
+    "eergisteren": 2, "gisteren": 1, "vandaag": 0, "gisteravond": 1, "vanmorgen": 0, "vanochtend": 0,  # Dutch
+    "vanavond": 0,
     "позавчера": 2, "вчера": 1, "сегодня": 0,  # Russian
-    "그저께": 2, "어제": 1, "오늘": 0,  # Korean (a particle may follow: 어제는)
-    "一昨日": 2, "昨日": 1, "今日": 0,  # Japanese
-    "昨天": 1, "今天": 0,  # Chinese
+    "그저께": 2, "어제": 1, "오늘": 0, "어젯밤": 1,  # Korean (a particle may follow: 어제는)
+    "一昨日": 2, "昨日": 1, "今日": 0, "昨夜": 1, "昨晩": 1, "今朝": 0, "今夜": 0, "今晩": 0,  # Japanese
+    "昨天": 1, "今天": 0, "昨晚": 1, "今晚": 0, "今早": 0,  # Chinese
 }  # fmt: skip
 # the weeks and months each phrase names: (unit, how many back); "last week of March" names no week
 PERIODS: dict[str, tuple[str, int]] = {
