@@ -27,7 +27,7 @@ from .models import AppendReceipt, EditReceipt, Excerpt, Hit, IndexStatus, Searc
 from .stores.factory import index_owner
 from .stores.filters import SearchFilter
 from .stores.sqlite.db import driver as sqlite_driver
-from .textutil import shown, split_lines
+from .textutil import decode_text, shown, split_lines
 from .workspace.appender import append_change, append_entry, format_entry
 from .workspace.consolidation import Material as ConsolidationMaterial
 from .workspace.consolidation import take as take_consolidation
@@ -64,6 +64,7 @@ __all__ = [
     "append_entry",
     "as_memdex_error",
     "check_root",
+    "decode_text",
     "format_entry",
     "index_owner",
     "limits",

@@ -35,6 +35,7 @@ from memdex.memory_core import (
     Workspace,
     append_change,
     as_memdex_error,
+    decode_text,
     format_entry,
     split_lines,
     take_consolidation,
@@ -153,7 +154,7 @@ def _read(file: MemoryFile) -> str | None:
     """A memory file's text through the path policy; None when it does not exist."""
     if not os.path.lexists(file.path):
         return None
-    return file.read_bytes().decode("utf-8", errors="replace")
+    return decode_text(file.read_bytes())
 
 
 def _shares(sizes: list[int], budget: int) -> list[int]:

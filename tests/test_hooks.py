@@ -72,6 +72,15 @@ def test_session_start_gives_today_yesterday_and_memory_newest_first(
     )
 
 
+def test_session_start_leaves_out_the_byte_order_mark_of_a_windows_editor(workspace: Path) -> None:
+    """memory_get and the index drop the mark some Windows editors put first; the session's context showed it."""
+    (workspace / "MEMORY.md").write_bytes("\ufeff# Facts\n\n- the user prefers tea\n".encode())
+    code, out, _ = run_in_process(workspace, "session-start")
+    context = context_of(out)
+    assert code == 0 and "\ufeff" not in context
+    assert context.endswith("## MEMORY.md (curated long-term notes)\n\n# Facts\n\n- the user prefers tea")
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]"])
 def test_session_start_on_an_empty_workspace_tolerates_any_stdin(workspace: Path, stdin: str) -> None:
     done = hook(workspace, "session-start", stdin)
