@@ -148,7 +148,8 @@ def _either(words: Iterable[str]) -> str:
 
 
 _NUMBER = r"(?:\d{1,3}|" + _either(_NUMBERS) + ")"
-_HAN_NUMBER = r"(?:\d{1,3}|[" + "".join(_HAN_NUMBERS) + "])"
+_HAN_DIGITS = "".join(_HAN_NUMBERS)
+_HAN_NUMBER = rf"(?:\d{{1,3}}|[{_HAN_DIGITS}])"
 _SPACED_UNIT = _either(word for unit in _UNITS.values() for word in unit[0].split())
 _HAN_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
 _HANGUL_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if _HANGUL.match(word))
@@ -157,7 +158,7 @@ _SPACED_AGO = (  # "ago" after the number and unit, or before them
     r"(?![\w(])"
 )
 _WRITTEN_ON_AGO = (  # the unit written onto the number, and "ago" onto both (3日前 is not part of 12月3日前, "before the 3rd")
-    rf"(?=[\d{''.join(_HAN_NUMBERS)}])(?:(?<![\d{''.join(_HAN_NUMBERS)}月]){_HAN_NUMBER}{_HAN_UNIT}前"
+    rf"(?=[\d{_HAN_DIGITS}])(?:(?<![\d{_HAN_DIGITS}月]){_HAN_NUMBER}{_HAN_UNIT}前"
     rf"|(?<![\d월])(?<!월 )\d{{1,3}} ?{_HANGUL_UNIT} ?전[\uac00-\ud7af]*)"
 )
 _AGO_WORD = re.compile(r"(?<!\w)(?:ago|atrás|fa|geleden|назад|vor|il y a|hace|há)(?!\w)", re.IGNORECASE)
@@ -198,7 +199,7 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
             days = _ago(written, today)
         else:
             word = next(word for word in _WORDS if written.startswith(word))  # a Korean particle after it
-            days = [today - dt.timedelta(days=DAYS_BACK[word])] if word in DAYS_BACK else _period(*PERIODS[word], today)
+            days = _period(*(("day", DAYS_BACK[word]) if word in DAYS_BACK else PERIODS[word]), today)
         named += [(day.isoformat(), match.group(0)) for day in days]
     return named
 
