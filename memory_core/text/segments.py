@@ -38,9 +38,9 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 
 from .arabic import fold
+from .base_forms import base_form, with_base_forms
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
-from .verb_forms import base_form, with_base_forms
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _HIRAGANA_CHARS, _KATAKANA_CHARS = "\u3041-\u3096\u309d\u309e", "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -199,7 +199,7 @@ def _with_camel_parts(text: str) -> str:
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`): its
     :func:`segmented` text, with the base form of each English irregular past form it writes after it
-    (:mod:`.verb_forms`)."""
+    (:mod:`.base_forms`)."""
     return with_base_forms(segmented(text))
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import chain
 
+from .base_forms import base_forms
 from .inflections import inflection_stem
 from .segments import STOP, WEAK, WORD, WORD_MARKS, query_pieces, segmented
 from .separators import TOKEN, cut_at_ascii_separators
-from .verb_forms import base_forms
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -28,7 +28,7 @@ MAX_TERMS = 64
 # PostgreSQL store runs SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's
 # identity: a change rebuilds the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {WORD_MARKS}"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 8"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 9"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
 _MARKED_TOKEN = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")  # ... with the marks the tokenizer takes as tokenchars
@@ -100,11 +100,13 @@ def only_stop_words(text: str) -> list[str]:
 
 
 def stem(term: str) -> str:
-    """A crude English stem, enough to match 'backups' with 'backup' when counting coverage."""
+    """A crude English stem, enough to match 'backups' with 'backup' when counting coverage. A final "y" and
+    the "i" of "ies" are both written "i", as porter writes them: "allergies", "allergy" -> "allergi"."""
     for suffix in _SUFFIXES:
         if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)]
-    return term
+            term = term[: -len(suffix)] + ("i" if suffix == "ies" else "")
+            break
+    return term[:-1] + "i" if len(term) > 3 and term.endswith("y") else term
 
 
 KEYS_KEPT = 65_536  # tokens whose keys a key table remembers (then it starts again)
