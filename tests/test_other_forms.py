@@ -27,7 +27,7 @@ RULES = {
     "formative", "formalize", "electricity", "electrical", "hopeful", "goodness", "revival", "allowance",
     "inference", "airliner", "gyroscopic", "adjustable", "defensible", "irritant", "replacement", "adjustment",
     "dependent", "adoption", "communion", "homologou", "communism", "activate", "angulariti", "homologous",
-    "effective", "bowdlerize", "controll", "roll", "eed", "feed", "agreed", "caresses", "ponies", "cats",
+    "effective", "bowdlerize", "controll", "roll", "eed", "feed", "agreed", "caresses", "ponies", "ies", "sses", "cats",
 }  # fmt: skip
 
 

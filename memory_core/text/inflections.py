@@ -70,8 +70,9 @@ def _short_syllable(stem: str) -> bool:
 
 
 def _plural(word: str) -> str:
-    """Step 1a: sses -> ss, ies -> i, s -> (none), but ss stays."""
-    if word.endswith(("sses", "ies")):
+    """Step 1a: sses -> ss, ies -> i, s -> (none), but ss stays; as SQLite, only with a letter before the ending
+    ("ies" alone -> "ie")."""
+    if (word.endswith("sses") and len(word) > 4) or (word.endswith("ies") and len(word) > 3):
         return word[:-2]
     if word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
