@@ -51,41 +51,39 @@ def test_each_form_is_one_that_porter_keeps_apart_from_its_base() -> None:
     assert not set(BASE_FORMS.values()) & BASE_FORMS.keys()
 
 
-@pytest.mark.both_stores
-async def test_a_question_in_the_present_finds_the_note_in_the_past(
-    make_engine: MakeEngine, write: Callable[[str, str], Path]
-) -> None:
-    """With "buy" held by no note, the note that says "dogs" twice came first; the one that says "bought" answers."""
-    write("memory/2026-03-07.md", "# 2026-03-07\n\n- Audrey walked the dogs and brushed the dogs in the park.\n")
-    write("memory/2026-03-08.md", "# 2026-03-08\n\n- Audrey bought the dogs new collars.\n")
-    write("memory/2026-03-09.md", "# 2026-03-09\n\n- Caroline painted a sunrise over the lake.\n")
-    write("memory/2026-03-10.md", "# 2026-03-10\n\n- We met Jon at the pottery class.\n")
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await engine.sync()
-        bought = await engine.search("What did Audrey buy for the dogs?")
-        assert [hit.path for hit in bought.results][:1] == ["memory/2026-03-08.md"]
-        met = await engine.search("when did we meet Jon?")
-        assert [hit.path for hit in met.results] == ["memory/2026-03-10.md"]
-        past = await engine.search("who did we meet")
-        assert [hit.path for hit in past.results] == ["memory/2026-03-10.md"]
+AUDREY = {
+    "memory/2026-03-07.md": "# 2026-03-07\n\n- Audrey walked the dogs and brushed the dogs in the park.\n",
+    "memory/2026-03-08.md": "# 2026-03-08\n\n- Audrey bought the dogs new collars.\n",
+    "memory/2026-03-09.md": "# 2026-03-09\n\n- Caroline painted a sunrise over the lake.\n",
+    "memory/2026-03-10.md": "# 2026-03-10\n\n- We met Jon at the pottery class.\n",
+}
+TOM = {
+    "MEMORY.md": "# Memory\n\n- Allergic to penicillin. Favourite colour: dark green.\n- Chose the Brompton.\n",
+    "memory/2026-11-30.md": "# 2026-11-30\n\n- Ben injured his wrist at football.\n- Tom fixed the car.\n",
+    "memory/2026-12-02.md": "# 2026-12-02\n\n- Tom's color printer jammed; his favorite pen ran dry.\n",
+}
 
 
 @pytest.mark.both_stores
+@pytest.mark.parametrize(
+    ("notes", "query", "found"),
+    [
+        # with "buy" held by no note, the note that says "dogs" twice came first
+        (AUDREY, "What did Audrey buy for the dogs?", ["memory/2026-03-08.md", "memory/2026-03-07.md"]),
+        (AUDREY, "when did we meet Jon?", ["memory/2026-03-10.md"]),
+        (AUDREY, "who did we meet", ["memory/2026-03-10.md"]),
+        # before, the log that says "Tom" came first, and the next two found nothing
+        (TOM, "does Tom have any allergies?", ["MEMORY.md", "memory/2026-11-30.md", "memory/2026-12-02.md"]),
+        (TOM, "what was our choice of bike?", ["MEMORY.md"]),
+        (TOM, "any injuries?", ["memory/2026-11-30.md"]),
+        (TOM, "favourite colour", ["memory/2026-12-02.md", "MEMORY.md"]),  # each note writes one spelling
+    ],
+)
 async def test_a_question_finds_the_note_that_writes_another_form_of_its_word(
-    make_engine: MakeEngine, write: Callable[[str, str], Path]
+    make_engine: MakeEngine, write: Callable[[str, str], Path], notes: dict[str, str], query: str, found: list[str]
 ) -> None:
-    """Before, "any allergies?" found only the log that says "Tom", and "what was our choice?" found nothing."""
-    write("MEMORY.md", "# Memory\n\n- Allergic to penicillin. Favourite colour: dark green.\n- Chose the Brompton.\n")
-    write("memory/2026-11-30.md", "# 2026-11-30\n\n- Ben injured his wrist at football.\n- Tom fixed the car.\n")
-    write("memory/2026-12-02.md", "# 2026-12-02\n\n- Tom's color printer jammed; his favorite pen ran dry.\n")
+    for path, text in notes.items():
+        write(path, text)
     async with make_engine(embedding={"provider": "none"}) as engine:
         await engine.sync()
-        allergies = await engine.search("does Tom have any allergies?")
-        assert [hit.path for hit in allergies.results][:1] == ["MEMORY.md"]
-        assert "Allergic" in allergies.results[0].snippet
-        choice = await engine.search("what was our choice of bike?")
-        assert [hit.path for hit in choice.results][:1] == ["MEMORY.md"]
-        injuries = await engine.search("any injuries?")
-        assert [hit.path for hit in injuries.results] == ["memory/2026-11-30.md"]
-        color = await engine.search("favourite colour")  # both spellings, each note written in one of them
-        assert sorted(hit.path for hit in color.results) == ["MEMORY.md", "memory/2026-12-02.md"]
+        assert [hit.path for hit in (await engine.search(query)).results] == found
