@@ -44,6 +44,12 @@ def test_plurals_derived_words_and_british_spellings_add_their_base_form() -> No
     assert match_key.of(["allergies", "allergy", "allergic"]) == ["allergi", "allergi", "allergic"]
 
 
+def test_a_shortened_word_adds_its_full_form_unless_the_full_form_stems_as_another_word() -> None:
+    assert index_text("Prod DB: pg-prod-01; Dr appt Thu").split()[-3:] == ["database", "doctor", "appointment"]
+    assert query_terms("the production database") == query_terms("prod db") == ["prod", "database"]
+    assert query_terms("what happened with the product?") == ["happened", "product"]  # "product" is no "prod"
+
+
 def test_each_form_is_one_that_porter_keeps_apart_from_its_base() -> None:
     """An entry porter folds anyway would only add a term; a base that is itself a form would be asked for as
     another word than the index adds."""
@@ -63,6 +69,12 @@ TOM = {
     "memory/2026-12-02.md": "# 2026-12-02\n\n- Tom's color printer jammed; his favorite pen ran dry.\n",
 }
 
+DEV = {
+    "MEMORY.md": "# Project memory\n\n- Prod DB: pg-prod-01, Postgres 16.\n- Product owner: Dana.\n",
+    "memory/2026-12-01.md": "# 2026-12-01\n\n- Dr appt for Sam's flu jab moved to Thu 10:30.\n",
+    "memory/2026-12-02.md": "# 2026-12-02\n\n- Moved the staging database to the new cluster.\n",
+}
+
 
 @pytest.mark.both_stores
 @pytest.mark.parametrize(
@@ -77,6 +89,8 @@ TOM = {
         (TOM, "what was our choice of bike?", ["MEMORY.md"]),
         (TOM, "any injuries?", ["memory/2026-11-30.md"]),
         (TOM, "favourite colour", ["memory/2026-12-02.md", "MEMORY.md"]),  # each note writes one spelling
+        (DEV, "what's the production database host?", ["MEMORY.md", "memory/2026-12-02.md"]),  # before: 12-02 first
+        (DEV, "when is the doctor appointment?", ["memory/2026-12-01.md"]),  # before: nothing
     ],
 )
 async def test_a_question_finds_the_note_that_writes_another_form_of_its_word(

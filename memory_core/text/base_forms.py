@@ -7,7 +7,9 @@ Porter folds a regular word's endings ("decided", "decide") but not
 - a word made from another by more than an ending: "allergic" (allergy), "decision" (decide), "choice" (choose),
   "failure" (fail), "payment" (pay); and "died", which porter cuts to "di" while "die" stays "die";
 - a British spelling: "colour", "favourite", "centre", "organised" ("any allergies?" and "what's his favorite
-  color?" missed a MEMORY.md that says "Allergic to penicillin" and "Favourite colour: green").
+  color?" missed a MEMORY.md that says "Allergic to penicillin" and "Favourite colour: green");
+- a word as notes shorten it: "db", "appt", "Dr", "meds", "prod" ("what's the production database host?" missed
+  "Prod DB: pg-prod-01").
 The index adds the base form after a line that writes such a form (``I bought it`` -> ``I bought it buy``), and
 a query asks for the base form, so either form finds both, and every regular form of the base ("buys").
 
@@ -68,6 +70,19 @@ pajamas pyjamas; paralyze paralyse paralysed; pediatric paediatric paediatrics p
 programmes; rumor rumour rumours; skeptical sceptical; skillful skilful; theater theatre theatres; tumor tumour
 tumours
 """
+# words as notes shorten them, under the full word; under the short one where the full word's stem is another
+# word's too ("production" and "product" stem alike, so "prod" stands for both forms)
+_SHORT = """
+appointment appt appts; argument args; bicycle bike bikes biking biked; birthday bday bdays; cert certificate
+certificates; configuration config configs; convo conversation conversations; credential creds;
+database db dbs; dept department departments; directory dir dirs; doctor dr; environment env envs;
+favorite fave faves fav favs; government govt; hour hrs; implementation impl; influenza flu; information info;
+infrastructure infra; introduction intro intros; kubernetes k8s; laboratory lab labs; manager mgr mgrs;
+mathematics math maths; medication meds; meeting mtg mtgs; message msg msgs; minute mins; package pkg pkgs;
+parameter param params; performance perf; photograph photo photos; picture pic pics; prod production productions;
+rehabilitation rehab; repository repo repos; spec specification specifications; statistics stats;
+television tv; tomorrow tmrw; uni university universities; vaccine vax; week wk wks; year yr yrs
+"""
 # American verbs in "-ize" that British English writes "-ise", with their forms and their nouns in "-isation"
 _IZE_VERBS = """
 apologize authorize categorize criticize customize emphasize finalize initialize maximize memorize minimize
@@ -88,7 +103,12 @@ def _british_ise() -> dict[str, str]:
 
 
 BASE_FORMS = {
-    **_families(_VERBS), **_families(_PLURALS), **_families(_DERIVED), **_families(_BRITISH), **_british_ise()
+    **_families(_VERBS),
+    **_families(_PLURALS),
+    **_families(_DERIVED),
+    **_families(_BRITISH),
+    **_british_ise(),
+    **_families(_SHORT),
 }
 _FORMS = frozenset(BASE_FORMS)
 
