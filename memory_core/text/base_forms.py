@@ -78,7 +78,7 @@ certificates; configuration config configs; convo conversation conversations; cr
 database db dbs; dept department departments; directory dir dirs; doctor dr; environment env envs;
 favorite fave faves fav favs; government govt; hour hrs; implementation impl; influenza flu; information info;
 infrastructure infra; introduction intro intros; kubernetes k8s; laboratory lab labs; manager mgr mgrs;
-mathematics math maths; medication meds; meeting mtg mtgs; message msg msgs; minute mins; package pkg pkgs;
+mathematics math maths; medication meds; meeting mtg mtgs; message msg msgs; minute mins;
 parameter param params; performance perf; photograph photo photos; picture pic pics; prod production productions;
 rehabilitation rehab; repository repo repos; spec specification specifications; statistics stats;
 television tv; tomorrow tmrw; uni university universities; vaccine vax; week wk wks; year yr yrs
