@@ -198,14 +198,14 @@ def _with_camel_parts(text: str) -> str:
 
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`): its
-    :func:`segmented` text, with the base form of each English irregular past form it writes after it
-    (:mod:`.base_forms`)."""
+    :func:`segmented` text, with the base form of each English word form porter cannot fold that it writes
+    after it ("bought" -> "buy", "allergic" -> "allergy", "DB" -> "database": :mod:`.base_forms`)."""
     return with_base_forms(segmented(text))
 
 
 def segmented(text: str) -> str:
     """``text`` with its scripts' pieces, its words' stems and its camelCase words' parts: :func:`index_text`
-    before the verbs' base forms, which the Python side adds from the tokens it cuts anyway.
+    before the base forms, which the Python side adds from the tokens it cuts anyway.
 
     Plain ASCII without a camelCase word is its own segmented text, found with one regex search: NFKC, the script
     pieces and the camel parts would change nothing. Most lines of English notes are such lines, and a search
@@ -309,7 +309,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             elif frames_question(word, matches[at + 1].group(0).lower() if at + 1 < len(matches) else ""):
                 yield word, WEAK
             else:
-                # a word of a stemmed script (Russian, Arabic, ...): its stem; an English past form: its verb's base
+                # a word of a stemmed script (Russian, Arabic, ...): its stem; an English form porter cannot fold: its base
                 yield stem_of(word) or base_form(word), WORD
             if piece.isdigit():
                 number_end = match.end()
