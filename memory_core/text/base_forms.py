@@ -15,8 +15,8 @@ a query asks for the base form, so either form finds both, and every regular for
 
 Forms that are as often another word are left out: "left", "saw", "rose", "born", "lay", "bore", "bound",
 "ground", "wound", "shot", "bit", "lit" and "drew" (a name); "application" (software, not applying), "sale",
-"flight", "tyre" ("tire" is also "tired"), "cheque" ("check"). "found" is kept: the past of "find" is far
-commoner than "to found".
+"flight", "tyre" ("tire" is also "tired"), "cheque" ("check"), "pkg" (also protein kinase G). "found" is kept:
+the past of "find" is far commoner than "to found".
 """
 
 from __future__ import annotations
