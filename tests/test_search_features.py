@@ -718,6 +718,35 @@ async def test_a_name_written_joined_ranks_first_the_note_that_writes_it_so(
     assert found.results[0].score - found.results[1].score > 0.05, [(hit.path, hit.score) for hit in found.results]
 
 
+ACRONYMS = {  # the acronyms are in the first note; the logs write the same letters as everyday words
+    LONG_TERM: "# Work\n\n- IT helpdesk: Marco, ext. 4410.\n- The US office is in Austin.\n- Bought a UPS for the NAS.\n",
+    "memory/2026-10-01.md": "# 2026-10-01\n\n- Dana wants us to ship it before the freeze; it is on us to write it up.\n",
+    "memory/2026-10-02.md": "# 2026-10-02\n\n- Let us move it: it clashes with the review. Backed up the laptop.\n",
+}
+
+
+@pytest.mark.parametrize("asked", ["who is IT?", "anything about the US?", "how much was the UPS?"])
+async def test_an_acronym_that_reads_as_a_word_ranks_first_the_note_that_writes_it_in_capitals(
+    make_engine: MakeEngine, write: Write, asked: str
+) -> None:
+    """FTS5 folds case, and porter folds "UPS" into "up": "who is IT?" ranked first the logs that say "it" most
+    often, "how much was the UPS?" the log that says "backed up". The index marks such acronyms."""
+    for path, text in ACRONYMS.items():
+        write(path, text)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search(asked)
+    assert [hit.path for hit in found.results][:1] == [LONG_TERM], [(hit.path, hit.score) for hit in found.results]
+
+
+async def test_an_acronym_no_note_writes_in_capitals_is_asked_as_its_word(make_engine: MakeEngine, write: Write) -> None:
+    write("memory/2026-10-01.md", "# 2026-10-01\n\n- The ups delivery came late again.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await synced(engine)
+        found = await engine.search("what about UPS?")
+    assert [hit.path for hit in found.results] == ["memory/2026-10-01.md"], found.warning
+
+
 async def test_a_table_row_named_in_the_question_outranks_the_header_that_holds_its_other_word(
     make_engine: MakeEngine, write: Write
 ) -> None:

@@ -10,7 +10,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from memdex.memory_core.text.segments import WORD_MARKS, index_text, katakana_words, korean_stem
+from memdex.memory_core.text.segments import (
+    WORD_MARKS,
+    acronym_mark,
+    index_text,
+    katakana_words,
+    korean_stem,
+    query_acronym_marks,
+)
 from memdex.memory_core.text.terms import (
     FTS_TOKENIZER,
     _tokens,
@@ -97,7 +104,7 @@ def test_other_notes_do_not_match(fts: sqlite3.Connection) -> None:
 def test_cjk_runs_become_unigrams_and_bigrams() -> None:
     assert index_text("乌龙茶").split() == ["乌", "龙", "茶", "乌龙", "龙茶"]
     assert index_text("茶").split() == ["茶"]
-    assert index_text("J-CASTニュース").split() == ["J-CAST", "ニ", "ュ", "ー", "ス", "ニュ", "ュー", "ース"]
+    assert index_text("J-APIニュース").split() == ["J-API", "ニ", "ュ", "ー", "ス", "ニュ", "ュー", "ース"]
 
 
 def test_query_cuts_runs_at_stop_words() -> None:
@@ -317,14 +324,29 @@ def _camel_parts_by_plain_pattern(text: str) -> str:
     return "".join(pieces) + text[done:]
 
 
-def test_camel_case_boundaries_are_found_wherever_they_stand() -> None:
-    """The scan that skips to capitals finds every boundary the plain pattern finds: at a text's start and end,
-    after digits, in runs of capitals, next to accented letters, underscores and punctuation."""
+def _marked_by_plain_pattern(text: str) -> str:
+    """Each acronym's mark after it, as a plain pattern for a token of two to five capitals finds them."""
+
+
+    def marked(line: str) -> str:
+        if line.upper() == line and len(re.findall("[A-Za-z]+", line)) != 1:
+            return line
+        marks = [acronym_mark(word) for word in re.findall(r"\b[A-Z]{2,5}\b", line)]
+        return " ".join([line, *filter(None, marks)])
+
+    return "\n".join(map(marked, text.split("\n")))
+
+
+def test_camel_case_boundaries_and_acronyms_are_found_wherever_they_stand() -> None:
+    """The scan that skips to capitals finds every camelCase boundary and every acronym the plain patterns
+    find: at a text's start and end, after digits, in runs of capitals, next to accented letters, underscores
+    and punctuation."""
     rng = random.Random(7)
-    alphabet = ["a", "z", "B", "Q", "0", "9", "_", "-", " ", ".", "\n", "é", "Ü", "HTTP", "Server", "getX", "V2"]
+    alphabet = ["a", "z", "B", "Q", "0", "9", "_", "-", " ", ".", "\n", "é", "Ü", "HTTP", "Server", "getX", "V2", "IT", "US"]
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
-    for text in [*texts, "aB", "ABc", "1Ab", "ÜBerlin", "iPhone XMLHttpRequest", "x_yZ"]:
-        assert index_text(text) == _camel_parts_by_plain_pattern(text), text
+    for text in [*texts, "aB", "ABc", "1Ab", "ÜBerlin", "iPhone XMLHttpRequest", "x_yZ", "IT", "ÜIT", "IT_desk"]:
+        assert index_text(text) == _marked_by_plain_pattern(_camel_parts_by_plain_pattern(text)), text
+    assert index_text("IT_desk, US-IT").endswith("IT usacronym itacronym") and "itacronym" not in index_text("ÜIT ITS")
 
 
 def test_tokens_cut_through_the_byte_table_are_those_of_the_plain_pattern() -> None:
@@ -379,3 +401,14 @@ def test_a_text_is_cut_into_the_terms_of_its_lines_as_fts5_cuts_it(fts: sqlite3.
         rowid = fts.execute("SELECT max(rowid) FROM t").fetchone()[0]
         (cut,) = fts.execute("SELECT count(*) FROM temp.terms WHERE doc = ? AND col = 'text'", (rowid,)).fetchone()
         assert key_counts(text).total() == cut, text
+
+
+def test_an_acronym_that_reads_as_a_word_is_marked_in_the_index_and_asked_by_its_mark() -> None:
+    assert acronym_mark("IT") == "itacronym" and acronym_mark("UPS") == "upsacronym"
+    assert [acronym_mark(word) for word in ("API", "KRAS", "It", "OR", "NOTHING")] == [None] * 5  # 6+ letters: a word
+    assert index_text("Our UPS account, the IT desk") == "Our UPS account, the IT desk upsacronym itacronym"
+    assert index_text("filled up; it works; USE_L10N") == "filled up; it works; USE_L10N"  # a constant's words
+    assert index_text("# IT\nTHE US AND IT") == "# IT itacronym\nTHE US AND IT"  # a line in capitals: one word
+    assert query_acronym_marks("who is IT? and the UPS, again: IT") == {"it": "itacronym", "ups": "upsacronym"}
+    assert query_acronym_marks("WHO IS IT") == {}  # a query in capitals writes no acronym
+    assert query_acronym_marks("IT") == {"it": "itacronym"}  # unless it is one word

@@ -24,7 +24,7 @@ from ..stores.filters import SearchFilter
 from ..stores.records import FILES_VERSION, ChunkRow
 from ..text.chunking import only_headings
 from ..text.names import written_as_names
-from ..text.segments import is_gram
+from ..text.segments import is_gram, query_acronym_marks
 from ..text.stopwords import is_function_word
 from ..text.terms import (
     MAX_REPEATS,
@@ -261,6 +261,11 @@ class Searcher:
                     term for term in rest
                     if term not in written and not english_share(term) and not is_gram(term) and not is_function_word(term)
                 ]  # fmt: skip
+            if chunks and (marks := {w: mark for w, mark in query_acronym_marks(request.text).items() if w in repeats}):
+                # an acronym that reads as a word ("IT", "US"), asked in capitals: as the notes write it in capitals,
+                # where they do; "it" and "us" would rank every note that says them
+                held_marks = count(list(marks.values()))
+                written |= {word: (mark,) for word, mark in marks.items() if held_marks[mark]}
             held = _repeated({term: written.get(term, (term,)) for term in terms}, repeats)  # as the notes write it
             found.hints = hints
 

@@ -24,10 +24,13 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
+* An acronym that reads as an everyday English word in lower case adds a mark at the end of its line (``IT
+  helpdesk`` -> ``IT helpdesk itacronym``, ``UPS`` -> ``UPS upsacronym``): FTS5 folds case, so a query that writes ``IT`` asks for the mark instead of
+  "it" wherever notes write it (:func:`query_acronym_marks`).
 * Text is NFKC-normalised first (full-width ``ＡＢＣ１`` and half-width katakana fold); Latin accents are
   folded by the tokenizer's ``remove_diacritics 2``.
 
-Text without these scripts or camelCase words comes back unchanged (up to NFKC), so English ranks as before.
+Text without these scripts, camelCase words or acronyms comes back unchanged (up to NFKC), so English ranks as before.
 The indexed string is for the index only: snippets must show the original text.
 """
 
@@ -36,11 +39,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from .arabic import fold
 from .base_forms import base_form, with_base_forms
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
+from .word_frequencies import english_share
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
 _HIRAGANA_CHARS, _KATAKANA_CHARS = "\u3041-\u3096\u309d\u309e", "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -73,6 +78,15 @@ _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMM
 # times faster on English text than one that starts with any letter.
 _ANY_CAMEL = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z]))")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])")  # where to cut
+# A word of two to five capitals: an acronym ("IT", "UPS").
+_ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{1,4}(?!\w)")  # a word of its own, not a part of "USE_L10N"; a capital
+# first lets the regex engine skip to the next capital, twice as fast as a pattern that starts with a look-behind
+_LATIN_WORD = re.compile("[A-Za-z]+")
+# The fast test of :func:`segmented`: a camelCase boundary (:data:`_ANY_CAMEL`) or an acronym's first capital, in one scan.
+_ANY_REWRITE = re.compile(
+    r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z])|(?<!\w[A-Z])(?=[A-Z]{1,4}(?!\w)))"
+)
+ACRONYM_MARK = "acronym"  # after an acronym's lower-case letters, a token no word is: "itacronym"
 
 # Korean particles; the stem must keep two syllables after a one-syllable particle, one after a longer particle.
 _PARTICLE_WORDS = (
@@ -196,6 +210,42 @@ def _with_camel_parts(text: str) -> str:
     return "".join(pieces) + text[done:] if pieces else text
 
 
+@lru_cache(maxsize=4096)  # a search marks the lines of its candidates: the same few acronyms, again and again
+def acronym_mark(word: str) -> str | None:
+    """The token the index adds after ``word`` when it is an acronym that reads as an everyday English word in
+    lower case ("IT", "US", "UPS", "WHO", "AIDS": ``itacronym``), else None. FTS5 folds case, and porter folds
+    "UPS" into "up": "how much was the UPS?" ranked the log that says "filled up" first, and "who is IT?" every
+    note that says "it". An acronym no word reads as ("API", "KRAS") needs no mark."""
+    if not _ACRONYM.fullmatch(word) or word in _OPERATORS:
+        return None
+    lower = word.lower()
+    return lower + ACRONYM_MARK if lower in QUERY_STOPWORDS or english_share(lower) else None
+
+
+def _with_acronym_marks(text: str) -> str:
+    """``text`` with the :func:`acronym_mark` of each acronym that has one at the end of its line (where it
+    splits no phrase: "US-IT", "IT helpdesk"), in lines that write acronyms (:func:`_writes_acronyms`)."""
+    if "\n" in text:
+        return "\n".join(map(_with_acronym_marks, text.split("\n")))
+    marks = [mark for word in _ACRONYM.findall(text) if (mark := acronym_mark(word))] if _writes_acronyms(text) else []
+    return f"{text} {' '.join(marks)}" if marks else text
+
+
+def _writes_acronyms(text: str) -> bool:
+    """Whether a line or a query writes its words in capitals as acronyms: not when it is all in capitals ("WHAT
+    IS THE PLAN", a title in capitals, whose marks would only make it longer), unless it is one word ("IT")."""
+    return text.upper() != text or len(_LATIN_WORD.findall(text)) == 1
+
+
+def query_acronym_marks(text: str) -> dict[str, str]:
+    """Each acronym the query writes in capitals (:func:`_writes_acronyms`), lower-cased as its term, with its
+    :func:`acronym_mark`, when it has one: the query asks for the capitals where notes write them."""
+    text = unicodedata.normalize("NFKC", text)
+    if not _writes_acronyms(text):
+        return {}
+    return {word.lower(): mark for word in _ACRONYM.findall(text) if (mark := acronym_mark(word))}
+
+
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`): its
     :func:`segmented` text, with the base form of each English word form porter cannot fold that it writes
@@ -207,15 +257,15 @@ def segmented(text: str) -> str:
     """``text`` with its scripts' pieces, its words' stems and its camelCase words' parts: :func:`index_text`
     before the base forms, which the Python side adds from the tokens it cuts anyway.
 
-    Plain ASCII without a camelCase word is its own segmented text, found with one regex search: NFKC, the script
-    pieces and the camel parts would change nothing. Most lines of English notes are such lines, and a search
+    Plain ASCII without a camelCase word or an acronym is its own segmented text, found with one regex search: NFKC,
+    the script pieces, the camel parts and the acronyms' marks would change nothing. Most lines of English notes are such lines, and a search
     segments every line of its candidates (a sixth less time there, docs/benchmarks.md)."""
-    if text.isascii() and _ANY_CAMEL.search(text) is None:
-        return text
+    if text.isascii():
+        return text if _ANY_REWRITE.search(text) is None else _with_acronym_marks(_with_camel_parts(text))
     text = unicodedata.normalize("NFKC", text)
-    if not text.isascii() and _ANY_SCRIPT.search(text):
+    if _ANY_SCRIPT.search(text):
         text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
-    return _with_camel_parts(text)
+    return _with_acronym_marks(_with_camel_parts(text))
 
 
 def _run_pieces(piece: str, kind: str, japanese: bool) -> Iterator[tuple[str, Weight]]:
@@ -286,7 +336,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     text = fold(unicodedata.normalize("NFKC", text))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
-    capitals = any(char.islower() for char in text)  # else a query in capitals: its words are not acronyms
+    capitals = _writes_acronyms(text)  # else a query in capitals: its words are not acronyms
     matches = list(_PIECE.finditer(text))
     words = [m.group(0).lower() for m in matches if m.lastgroup == "word" and not (capitals and _is_acronym(m.group(0)))]
     foreign = foreign_function_words(words)
