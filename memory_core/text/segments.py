@@ -45,6 +45,7 @@ from .arabic import fold
 from .base_forms import base_form, with_base_forms
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
+from .value_kinds import with_value_kinds
 from .word_frequencies import english_share
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
@@ -249,8 +250,9 @@ def query_acronym_marks(text: str) -> dict[str, str]:
 def index_text(text: str) -> str:
     """The string the keyword index holds for ``text`` (cut by :data:`.terms.FTS_TOKENIZER`): its
     :func:`segmented` text, with the base form of each English word form porter cannot fold that it writes
-    after it ("bought" -> "buy", "allergic" -> "allergy", "DB" -> "database": :mod:`.base_forms`)."""
-    return with_base_forms(segmented(text))
+    after it ("bought" -> "buy", "allergic" -> "allergy", "DB" -> "database": :mod:`.base_forms`), and the kind of
+    each value it writes without naming it ("dana@acme.io" -> "email": :mod:`.value_kinds`)."""
+    return with_value_kinds(with_base_forms(segmented(text)))
 
 
 def segmented(text: str) -> str:

@@ -21,6 +21,7 @@ from .base_forms import base_forms
 from .inflections import inflection_stem
 from .segments import STOP, WEAK, WORD, WORD_MARKS, query_pieces, segmented
 from .separators import TOKEN, cut_at_ascii_separators
+from .value_kinds import value_kinds
 
 MAX_TERMS = 64
 # How every store cuts the text of :func:`.segments.index_text` into keyword terms: FTS5's porter stemmer over
@@ -28,7 +29,7 @@ MAX_TERMS = 64
 # PostgreSQL store runs SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's
 # identity: a change rebuilds the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {WORD_MARKS}"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 12"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 13"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
 _MARKED_TOKEN = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")  # ... with the marks the tokenizer takes as tokenchars
@@ -221,8 +222,9 @@ def _indexed_tokens(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)  # the lines of a search's candidates (24 chunks of about 20 lines), with room
 def _line_tokens(line: str) -> tuple[str, ...]:
-    tokens = _tokens(segmented(line).lower())
-    added = base_forms(tokens)  # as index_text adds them, from the tokens at hand
+    text = segmented(line)
+    tokens = _tokens(text.lower())
+    added = base_forms(tokens) + value_kinds(text)  # as index_text adds them (base forms from the tokens at hand)
     return (*tokens, *added) if added else tuple(tokens)
 
 
