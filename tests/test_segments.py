@@ -405,7 +405,9 @@ def test_a_text_is_cut_into_the_terms_of_its_lines_as_fts5_cuts_it(fts: sqlite3.
 
 def test_an_acronym_that_reads_as_a_word_is_marked_in_the_index_and_asked_by_its_mark() -> None:
     assert acronym_mark("IT") == "itacronym" and acronym_mark("UPS") == "upsacronym"
-    assert [acronym_mark(word) for word in ("API", "KRAS", "It", "OR", "NOTHING")] == [None] * 5  # 6+ letters: a word
+    assert acronym_mark("AIDS") == "aidsacronym"  # porter: "aid"
+    # no word; only its own homograph; not in capitals; an operator; six letters or more: a word in capitals
+    assert [acronym_mark(word) for word in ("API", "KRAS", "SMART", "It", "OR", "NOTHING")] == [None] * 6
     assert index_text("Our UPS account, the IT desk") == "Our UPS account, the IT desk upsacronym itacronym"
     assert index_text("filled up; it works; USE_L10N") == "filled up; it works; USE_L10N"  # a constant's words
     assert index_text("# IT\nTHE US AND IT") == "# IT itacronym\nTHE US AND IT"  # a line in capitals: one word

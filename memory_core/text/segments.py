@@ -24,9 +24,10 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 * A camelCase identifier keeps its whole form and adds its parts (``BillingV2Enabled`` ->
   ``BillingV2Enabled Billing V2 Enabled``); ``_``, ``-`` and ``.`` already separate tokens in unicode61,
   whose phrase match still finds ``test_invoice`` whole.
-* An acronym that reads as an everyday English word in lower case adds a mark at the end of its line (``IT
-  helpdesk`` -> ``IT helpdesk itacronym``, ``UPS`` -> ``UPS upsacronym``): FTS5 folds case, so a query that writes ``IT`` asks for the mark instead of
-  "it" wherever notes write it (:func:`query_acronym_marks`).
+* An acronym that reads as a stop word in lower case, or as a word porter cuts to another, adds a mark at the
+  end of its line (``IT helpdesk`` -> ``IT helpdesk itacronym``, ``UPS`` -> ``UPS upsacronym``): FTS5 folds
+  case, so a query that writes ``IT`` asks for the mark instead of "it" wherever notes write it
+  (:func:`query_acronym_marks`).
 * Text is NFKC-normalised first (full-width ``ＡＢＣ１`` and half-width katakana fold); Latin accents are
   folded by the tokenizer's ``remove_diacritics 2``.
 
@@ -43,6 +44,7 @@ from functools import lru_cache
 
 from .arabic import fold
 from .base_forms import base_form, with_base_forms
+from .inflections import porter_stem
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
 from .value_kinds import with_value_kinds
@@ -213,14 +215,17 @@ def _with_camel_parts(text: str) -> str:
 
 @lru_cache(maxsize=4096)  # a search marks the lines of its candidates: the same few acronyms, again and again
 def acronym_mark(word: str) -> str | None:
-    """The token the index adds after ``word`` when it is an acronym that reads as an everyday English word in
-    lower case ("IT", "US", "UPS", "WHO", "AIDS": ``itacronym``), else None. FTS5 folds case, and porter folds
-    "UPS" into "up": "how much was the UPS?" ranked the log that says "filled up" first, and "who is IT?" every
-    note that says "it". An acronym no word reads as ("API", "KRAS") needs no mark."""
+    """The token the index adds for ``word`` when it is an acronym that FTS5 cannot tell from an everyday English
+    word, else None: one that reads as a stop word in lower case ("IT", "US", "WHO", "SO"), or as a word that porter
+    cuts to another ("UPS" -> "up", "AIDS" -> "aid"): ``itacronym``. FTS5 folds case, so "who is IT?" ranked first
+    every note that says "it", and "how much was the UPS?" the log that says "filled up". Other acronyms need no
+    mark: "API" reads as no word, and "SMART" or "RANK" only as their own homograph (each mark makes its chunk one
+    term longer, which BM25 reads as thinner)."""
     if not _ACRONYM.fullmatch(word) or word in _OPERATORS:
         return None
     lower = word.lower()
-    return lower + ACRONYM_MARK if lower in QUERY_STOPWORDS or english_share(lower) else None
+    confused = lower in QUERY_STOPWORDS or (english_share(lower) > 0 and porter_stem(lower) != lower)
+    return lower + ACRONYM_MARK if confused else None
 
 
 def _with_acronym_marks(text: str) -> str:
