@@ -31,7 +31,8 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 * Text is NFKC-normalised first (full-width ``ＡＢＣ１`` and half-width katakana fold); Latin accents are
   folded by the tokenizer's ``remove_diacritics 2``.
 
-Text without these scripts, camelCase words or acronyms comes back unchanged (up to NFKC), so English ranks as before.
+Text without these scripts, camelCase words or acronyms comes back unchanged (up to NFKC), so English ranks as
+before.
 The indexed string is for the index only: snippets must show the original text.
 """
 
@@ -79,16 +80,17 @@ _ANY_SCRIPT = re.compile(f"[{_HAN}{_KANA}{_SOUTHEAST_CHARS}{_HANGUL_CHARS}{STEMM
 # (HTTPServer), a digit then a word (V2Enabled); not "H2O" or "3D". Matched at the capital, the letter before
 # looked behind at: a pattern that starts with a capital lets the regex engine skip to the next capital, three
 # times faster on English text than one that starts with any letter.
-_ANY_CAMEL = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z]))")
+_AT_CAMEL = r"(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z])"  # after the capital of a camelCase boundary
+_ANY_CAMEL = re.compile(f"[A-Z](?:{_AT_CAMEL})")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Z][a-z])")  # where to cut
-# A word of two to five capitals: an acronym ("IT", "UPS").
-_ACRONYM = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{1,4}(?!\w)")  # a word of its own, not a part of "USE_L10N"; a capital
-# first lets the regex engine skip to the next capital, twice as fast as a pattern that starts with a look-behind
+# A word of two to five capitals, a word of its own (not a part of "USE_L10N"): an acronym ("IT", "UPS"). Matched
+# from its first capital, the rest looked at from there: a capital first lets the regex engine skip to the next
+# capital, twice as fast as a pattern that starts with a look-behind.
+_AT_ACRONYM = r"(?<!\w[A-Z])(?=[A-Z]{1,4}(?!\w))"  # after an acronym's first capital
+_ACRONYM = re.compile(f"[A-Z]{_AT_ACRONYM}[A-Z]{{1,4}}")
 _LATIN_WORD = re.compile("[A-Za-z]+")
-# The fast test of :func:`segmented`: a camelCase boundary (:data:`_ANY_CAMEL`) or an acronym's first capital, in one scan.
-_ANY_REWRITE = re.compile(
-    r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z0-9][A-Z])(?=[a-z])|(?<!\w[A-Z])(?=[A-Z]{1,4}(?!\w)))"
-)
+# The fast test of :func:`segmented`: a camelCase boundary or an acronym's first capital, in one scan.
+_ANY_REWRITE = re.compile(f"[A-Z](?:{_AT_CAMEL}|{_AT_ACRONYM})")
 ACRONYM_MARK = "acronym"  # after an acronym's lower-case letters, a token no word is: "itacronym"
 
 # Korean particles; the stem must keep two syllables after a one-syllable particle, one after a longer particle.
@@ -265,8 +267,9 @@ def segmented(text: str) -> str:
     before the base forms, which the Python side adds from the tokens it cuts anyway.
 
     Plain ASCII without a camelCase word or an acronym is its own segmented text, found with one regex search: NFKC,
-    the script pieces, the camel parts and the acronyms' marks would change nothing. Most lines of English notes are such lines, and a search
-    segments every line of its candidates (a sixth less time there, docs/benchmarks.md)."""
+    the script pieces, the camel parts and the acronyms' marks would change nothing. Most lines of English notes
+    are such lines, and a search segments every line of its candidates (a sixth less time there,
+    docs/benchmarks.md)."""
     if text.isascii():
         return text if _ANY_REWRITE.search(text) is None else _with_acronym_marks(_with_camel_parts(text))
     text = unicodedata.normalize("NFKC", text)
