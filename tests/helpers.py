@@ -1,4 +1,4 @@
-"""Small helpers shared by the tests: loopback ports, subprocess cleanup, polling."""
+"""Small helpers shared by the tests: loopback ports, subprocess cleanup, polling, a keyword-only answer."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
+
+from memdex.memory_core.models import SearchAnswer
 
 # ../shared sits beside the repository: the small GGUF model the tests embed with, and the eval data.
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -122,3 +124,14 @@ def writes_held(engine: Any) -> Iterator[Callable[[], None]]:
     finally:
         let_go()
         conn.close()
+
+
+async def keyword_answer(
+    make_engine: Callable[..., Any], write: Callable[[str, str], Path], notes: dict[str, str], query: str
+) -> SearchAnswer:
+    """The keyword-only answer to ``query`` from ``notes`` (path: text), each written to the workspace first."""
+    for path, text in notes.items():
+        write(path, text)
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await engine.sync()
+        return await engine.search(query)

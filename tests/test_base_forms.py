@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import keyword_answer
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.text.base_forms import BASE_FORMS
@@ -96,8 +97,4 @@ DEV = {
 async def test_a_question_finds_the_note_that_writes_another_form_of_its_word(
     make_engine: MakeEngine, write: Callable[[str, str], Path], notes: dict[str, str], query: str, found: list[str]
 ) -> None:
-    for path, text in notes.items():
-        write(path, text)
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await engine.sync()
-        assert [hit.path for hit in (await engine.search(query)).results] == found
+    assert [hit.path for hit in (await keyword_answer(make_engine, write, notes, query)).results] == found

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Reply, Seen
 from fake_provider import HashFactory
-from helpers import eventually
+from helpers import eventually, keyword_answer
 from mcp import Client
 
 from memdex.memory_core import MemoryEngine
@@ -642,15 +642,6 @@ async def test_a_long_question_ranks_first_the_one_line_note_that_answers_it(
     assert other.results == [] and "nothing in memory matches this query" in (other.warning or "")
 
 
-async def _keyword_answer(make_engine: MakeEngine, write: Write, notes: dict[str, str], asked: str) -> SearchAnswer:
-    """The keyword-only answer to ``asked`` from ``notes`` (path: text)."""
-    for path, text in notes.items():
-        write(path, text)
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await synced(engine)
-        return await engine.search(asked)
-
-
 async def _search_the_month(make_engine: MakeEngine, write: Write, asked: str, also: tuple[str, str]) -> SearchAnswer:
     """The keyword-only answer to ``asked`` from :data:`DAILY_NOTES` and one more file (``also``: path, text)."""
     _write_logs(write, DAILY_NOTES)
@@ -718,7 +709,7 @@ async def test_a_name_written_joined_ranks_first_the_note_that_writes_it_so(
     """A path or a host name is words joined by / . or -; its words searched apart ranked first the note that
     holds them all apart, more often ("libs", "auth", "py"; "pg", "prod", "01"). The name is also searched as
     the phrase it is."""
-    found = await _keyword_answer(make_engine, write, NAMED_THINGS, asked)
+    found = await keyword_answer(make_engine, write, NAMED_THINGS, asked)
     assert [hit.path for hit in found.results][:1] == [answer], [(hit.path, hit.score) for hit in found.results]
     assert found.results[0].score - found.results[1].score > 0.05, [(hit.path, hit.score) for hit in found.results]
 
@@ -736,13 +727,13 @@ async def test_an_acronym_that_reads_as_a_word_ranks_first_the_note_that_writes_
 ) -> None:
     """FTS5 folds case, and porter folds "UPS" into "up": "who is IT?" ranked first the logs that say "it" most
     often, "how much was the UPS?" the log that says "backed up". The index marks such acronyms."""
-    found = await _keyword_answer(make_engine, write, ACRONYMS, asked)
+    found = await keyword_answer(make_engine, write, ACRONYMS, asked)
     assert [hit.path for hit in found.results][:1] == [LONG_TERM], [(hit.path, hit.score) for hit in found.results]
 
 
 async def test_an_acronym_no_note_writes_in_capitals_is_asked_as_its_word(make_engine: MakeEngine, write: Write) -> None:
     notes = {"memory/2026-10-01.md": "# 2026-10-01\n\n- The ups delivery came late again.\n"}
-    found = await _keyword_answer(make_engine, write, notes, "what about UPS?")
+    found = await keyword_answer(make_engine, write, notes, "what about UPS?")
     assert [hit.path for hit in found.results] == ["memory/2026-10-01.md"], found.warning
 
 

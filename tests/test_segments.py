@@ -327,7 +327,6 @@ def _camel_parts_by_plain_pattern(text: str) -> str:
 def _marked_by_plain_pattern(text: str) -> str:
     """Each acronym's mark after it, as a plain pattern for a token of two to five capitals finds them."""
 
-
     def marked(line: str) -> str:
         if line.upper() == line and len(re.findall("[A-Za-z]+", line)) != 1:
             return line

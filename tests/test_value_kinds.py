@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import keyword_answer
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.text.segments import index_text
@@ -64,9 +65,5 @@ async def test_a_question_for_a_kind_of_value_ranks_first_the_note_that_writes_o
     make_engine: MakeEngine, write: Callable[[str, str], Path], query: str, found: str
 ) -> None:
     """Before, each question ranked first the note that names Dana, Grafana or the NAS most often."""
-    for path, text in NOTES.items():
-        write(path, text)
-    async with make_engine(embedding={"provider": "none"}) as engine:
-        await engine.sync()
-        hits = (await engine.search(query)).results
+    hits = (await keyword_answer(make_engine, write, NOTES, query)).results
     assert [hit.path for hit in hits][:1] == [found], [(hit.path, hit.score) for hit in hits]
