@@ -258,6 +258,13 @@ def test_an_english_question_drops_its_prepositions_and_determiners_but_not_word
     assert query_terms("when was the site down, and was it out of memory?") == ["site", "down", "out", "memory"]
 
 
+def test_an_english_question_drops_the_adverbs_that_ask_whether_something_holds_by_now() -> None:
+    """"Still", "yet" and "already" ask about time, not about a thing: searched, a word no note holds, "what's still
+    open?" was answered with nothing where "what's open?" found the open tasks (tests/test_value_kinds.py)."""
+    assert query_terms("what's still open?") == query_terms("what's open?") == ["open"]
+    assert query_terms("has Dana replied yet, or did I already pay Marco?") == ["dana", "replied", "pay", "marco"]
+
+
 def test_an_english_question_searches_what_it_asks_for_not_the_words_that_frame_it() -> None:
     """"Tell", "describe", "how many", "what kind of": the note that answers holds the trip or the count, not the
     framing word. They are searched when nothing else is asked; "type" names a thing unless "of" follows."""

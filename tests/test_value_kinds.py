@@ -1,5 +1,5 @@
-"""A line that writes a web address, an email address or an IP address is found by the word for its kind: the index
-adds "url", "email" or "ip" after it, and the Python side counts them as the index does."""
+"""A line that writes a web address, an email address, an IP address or a task is found by the word for its kind: the
+index adds "url", "email", "ip" or "task todo open" after it, and the Python side counts them as the index does."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from helpers import keyword_answer
 
 from memdex.memory_core import MemoryEngine
 from memdex.memory_core.text.segments import index_text
-from memdex.memory_core.text.terms import index_stems
+from memdex.memory_core.text.terms import index_stems, query_terms
 from memdex.memory_core.text.value_kinds import value_kinds
 
 MakeEngine = Callable[..., MemoryEngine]
@@ -28,6 +28,15 @@ MakeEngine = Callable[..., MemoryEngine]
         # not these: a mention, a version, a date, a time, a price, a decimal
         ("ping @dana about v1.2.3 on 2026.10.05 at 10:30, 1,299.00 EUR, 3.14159", []),
         ("version 1.2.3.4.5 and 1234.1.1.1", []),
+        ("- [ ] Call the plumber about the leak", ["task", "todo", "open", "pending"]),
+        ("  * [x] Renewed passport", ["task", "todo", "done", "completed"]),
+        ("3. [X] Paid the invoice", ["task", "todo", "done", "completed"]),
+        ("## To-do", ["todo"]),
+        ("- [ ] Put the to-dos on https://todo.acme.io", ["url", "link", "website", "task", "todo", "open", "pending"]),
+        # not these: a box that is not a list item's first word, a link, an ordinary "to do"
+        ("- see [x] in the legend; [ ] marks a gap; - [link](https://x)[ ]", ["url", "link", "website"]),
+        ("-[ ] no space, - [] no box, - [ ]no space after", []),
+        ("things to do: dishes; a how-to-do-it course", []),
     ],
 )
 def test_a_line_names_the_kind_of_each_value_it_writes(line: str, kinds: list[str]) -> None:
@@ -40,6 +49,16 @@ def test_the_index_and_the_python_side_add_the_same_words() -> None:
     assert indexed.split()[-6:] == ["email", "email", "ip", "url", "link", "website"]
     assert {"email", "ip", "url", "link", "websit"} <= index_stems(text)
     assert index_text("- no values here, only 3.5 stars") == "- no values here, only 3.5 stars"
+    assert index_text("- [x] Renewed passport\n- [ ] Call the plumber").endswith("plumber task todo done completed task todo open pending")
+
+
+def test_a_query_names_the_tasks_by_the_word_task_items_are_held_to_say() -> None:
+    """"to" and "do" are stop words: "to-do list" searched for "list" alone, a word no task item holds."""
+    assert query_terms("my to-do list") == query_terms("my To-Dos") == query_terms("TODO list") == ["todo"]
+    assert query_terms("what's on my task list for the NAS?") == query_terms("NAS tasks") [::-1] == ["task", "nas"]
+    assert query_terms("what is left to do?") == ["left"]
+    assert query_terms("the how-to-do-it course") == ["course"]
+    assert query_terms("a to-do-list app") == ["todo", "app"]
 
 
 NOTES = {  # the person, the service and the box are in every note; one writes each value
@@ -67,3 +86,41 @@ async def test_a_question_for_a_kind_of_value_ranks_first_the_note_that_writes_o
     """Before, each question ranked first the note that names Dana, Grafana or the NAS most often."""
     hits = (await keyword_answer(make_engine, write, NOTES, query)).results
     assert [hit.path for hit in hits][:1] == [found], [(hit.path, hit.score) for hit in hits]
+
+
+TASK_NOTES = {  # the plumber and the flights are in every note; one holds open tasks, one done ones
+    "MEMORY.md": "# Home\n\n- Plumber: Marco, 0176 555 0101. Flights: always book with the Lisbon office open on Saturdays.\n",
+    "memory/2026-11-02.md": "# 2026-11-02\n\n- [ ] Call the plumber about the kitchen leak\n- [ ] Book flights to Lisbon\n",
+    "memory/2026-11-05.md": "# 2026-11-05\n\n- [x] Called the plumber\n- [x] Booked flights to Lisbon\n",
+    "memory/2026-11-06.md": "# 2026-11-06\n\n- The plumber fixed the leak; flights to Lisbon are cheaper on Tuesdays, done deal.\n",
+}
+
+
+@pytest.mark.both_stores
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("open tasks", {"memory/2026-11-02.md"}),
+        ("what's still open?", {"memory/2026-11-02.md"}),
+        ("which tasks have I completed?", {"memory/2026-11-05.md"}),
+        ("to-do list", {"memory/2026-11-02.md", "memory/2026-11-05.md"}),
+    ],
+)
+async def test_a_question_for_open_or_done_tasks_ranks_first_the_notes_that_list_them(
+    make_engine: MakeEngine, write: Callable[[str, str], Path], query: str, found: set[str]
+) -> None:
+    """Before, "open tasks" ranked first the note on the office that is open, "to-do list" and "what's still open?"
+    found nothing, and "which tasks have I completed?" ranked the open tasks as high as the done ones."""
+    hits = (await keyword_answer(make_engine, write, TASK_NOTES, query)).results
+    assert {hit.path for hit in hits[: len(found)]} == found, [(hit.path, hit.score) for hit in hits]
+
+
+async def test_a_memory_of_task_lists_answers_for_its_tasks_by_any_name(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """Where every note holds tasks, "todo" is in every chunk and weighs little: with a word no note holds beside
+    it ("list", "still"), the answer was that nothing matches."""
+    notes = {f"memory/2026-11-0{day}.md": f"# 2026-11-0{day}\n\n- [x] Standup notes {day}\n- [ ] Review PR {day}\n" for day in range(1, 6)}
+    for query in ("to-do list", "what's still on my task list?", "what's still open?"):
+        answer = await keyword_answer(make_engine, write, notes, query)
+        assert len(answer.results) == 5 and answer.warning is None, (query, answer.warning)

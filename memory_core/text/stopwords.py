@@ -19,10 +19,11 @@ import re
 from collections.abc import Sequence
 
 # English words that carry no retrieval signal in questions: articles, prepositions, pronouns, question words,
-# conjunctions, auxiliaries, and the contractions a typed query writes without the apostrophe ("whats the redis
-# port"), whose parts it drops when written with one. Not "may" (the month), "mine", "up", "down", "out", "off",
-# "over" (a site is down), nor the contractions that are words ("ill", "well", "wed", "id") or negations ("didnt",
-# as "didn" of "didn't", matches a chat's "I didn't").
+# conjunctions, auxiliaries, the adverbs that ask whether something holds by now ("what's still open?", "paid
+# yet?": searched, a word no note holds made the answer abstain), and the contractions a typed query writes
+# without the apostrophe ("whats the redis port"), whose parts it drops when written with one. Not "may" (the
+# month), "mine", "up", "down", "out", "off", "over" (a site is down), nor the contractions that are words
+# ("ill", "well", "wed", "id") or negations ("didnt", as "didn" of "didn't", matches a chat's "I didn't").
 _ENGLISH = (
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my "
     "of on or our she he her his him so that the their them they this to was we were what when where which who whom "
@@ -31,7 +32,7 @@ _ENGLISH = (
     "every few having here hers herself himself itself more most must myself neither no nor not once only other "
     "ours ourselves own same should since some such than then there these those though through too toward towards "
     "unless until upon us very whether while whose within without yours yourself yourselves themselves theirs "
-    "also just again whats hows wheres whens whys whos thats theres im ive youre youve theyre weve"
+    "also just again still yet already whats hows wheres whens whys whos thats theres im ive youre youve theyre weve"
 )
 # Articles, prepositions, pronouns, question words, conjunctions, the common forms of "be" and "have", and the
 # elided forms a query cuts at the apostrophe (qu'est, dell'anno).

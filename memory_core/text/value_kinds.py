@@ -1,4 +1,4 @@
-"""The kind of value a line writes without naming it: a web address, an email address, an IP address. Pure.
+"""The kind of value a line writes without naming it: a web address, an email address, an IP address, a task. Pure.
 
 "Grafana: https://grafana.internal.acme.io" answers "what's the Grafana URL?", "Dana Ruiz <dana@acme.io>" answers
 "what's Dana's email?", and "NAS at 192.168.1.20" answers "what's the IP of the NAS?", but none of them says "URL",
@@ -6,6 +6,11 @@
 words after a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the question finds
 the note that holds the value. Phone numbers are left out: written as digits with spaces, dots or dashes, they read
 as dates, times, prices and ticket numbers as often.
+
+A Markdown task item is such a value too: "- [ ] Call the plumber" is an open task and "- [x] Renewed passport" a
+done one, and neither says so, so "open tasks", "TODO" and "what have I done?" found nothing. A task item adds
+"task todo" and its state's words; a line that writes "to-do" adds "todo", and a query asks "to-do" and "to-do
+list" as "todo" ("to" and "do" are stop words alone, and no task item says "list").
 """
 
 from __future__ import annotations
@@ -17,6 +22,14 @@ _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\d|\.\d)")  # a sentence may end after it
 _DOTTED = re.compile(r"\.\d{1,3}\.\d")  # what an IP address holds: a tenth of the time of _IPV4's scan
 _URL_WORDS = ("url", "link", "website")
+# A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
+_TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])", re.M)
+_OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
+_DONE_TASK_WORDS = ("task", "todo", "done", "completed")
+_TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": one word, "todo", written as two
+# How a query names the tasks: "to-do list", "todo list", "task list" ask for them, whose lines do not say "list" (a
+# word no note holds, it made the answer abstain)
+_TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
 
 
 def value_kinds(line: str) -> list[str]:
@@ -29,13 +42,28 @@ def value_kinds(line: str) -> list[str]:
         kinds.append("email")
     if _DOTTED.search(line) and _IPV4.search(line):
         kinds.append("ip")
+    if "]" in line and (task := _TASK.match(line)):
+        kinds += _OPEN_TASK_WORDS if task.group(1) == " " else _DONE_TASK_WORDS
+    if _writes_to_do(line) and "todo" not in kinds:
+        kinds.append("todo")
     return kinds
+
+
+def _writes_to_do(text: str) -> bool:
+    """Whether ``text`` writes "to-do": a cheap test first, for the pattern's scan costs a line 2 µs."""
+    return ("-d" in text or "-D" in text) and _TO_DO.search(text) is not None
+
+
+def query_task_words(query: str) -> str:
+    """``query`` with each name it gives the tasks written as the word task items are held to say: "to-do list" ->
+    "todo", "task list" -> "task"."""
+    return _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "task", query)
 
 
 def with_value_kinds(text: str) -> str:
     """``text`` with the :func:`value_kinds` of each of its lines after it: the index's term counts, as
     :func:`value_kinds` gives them line by line to the Python side."""
-    if "://" not in text and "@" not in text and _DOTTED.search(text) is None:  # most chunks: no line to look at
-        return text
+    if not ("://" in text or "@" in text or "]" in text or _DOTTED.search(text) or _writes_to_do(text)):
+        return text  # most chunks: no line to look at
     added = [word for line in text.split("\n") for word in value_kinds(line)]
     return f"{text} {' '.join(added)}" if added else text
