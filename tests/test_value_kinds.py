@@ -56,7 +56,8 @@ def test_a_query_names_the_tasks_by_the_word_task_items_are_held_to_say() -> Non
     """"to" and "do" are stop words: "to-do list" searched for "list" alone, a word no task item holds."""
     assert query_terms("my to-do list") == query_terms("my To-Dos") == query_terms("TODO list") == ["todo"]
     assert query_terms("what's on my task list for the NAS?") == query_terms("NAS tasks") [::-1] == ["task", "nas"]
-    assert query_terms("what is left to do?") == ["left"]
+    assert query_terms("what is left to do?") == query_terms("what do I still need to do?") == ["open", "todo"]
+    assert query_terms("who left the team, and what does Dana need?") == ["left", "team", "dana", "need"]
     assert query_terms("the how-to-do-it course") == ["course"]
     assert query_terms("a to-do-list app") == ["todo", "app"]
 
@@ -104,6 +105,7 @@ TASK_NOTES = {  # the plumber and the flights are in every note; one holds open 
         ("what's still open?", {"memory/2026-11-02.md"}),
         ("which tasks have I completed?", {"memory/2026-11-05.md"}),
         ("to-do list", {"memory/2026-11-02.md", "memory/2026-11-05.md"}),
+        ("what's left to do?", {"memory/2026-11-02.md"}),
     ],
 )
 async def test_a_question_for_open_or_done_tasks_ranks_first_the_notes_that_list_them(

@@ -28,8 +28,8 @@ _OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
 _DONE_TASK_WORDS = ("task", "todo", "done", "completed")
 _TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": one word, "todo", written as two
 # How a query names the tasks: "to-do list", "todo list", "task list" ask for them, whose lines do not say "list" (a
-# word no note holds, it made the answer abstain)
-_TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
+# word no note holds, it made the answer abstain); "left to do" and "need to do" ask for the open ones
+_TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|((?:left|needs?) to do)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
 
 
 def value_kinds(line: str) -> list[str]:
@@ -56,8 +56,8 @@ def _writes_to_do(text: str) -> bool:
 
 def query_task_words(query: str) -> str:
     """``query`` with each name it gives the tasks written as the word task items are held to say: "to-do list" ->
-    "todo", "task list" -> "task"."""
-    return _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "task", query)
+    "todo", "what's left to do?" -> "open todo", "task list" -> "task"."""
+    return _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "open todo" if name.group(2) else "task", query)
 
 
 def with_value_kinds(text: str) -> str:
