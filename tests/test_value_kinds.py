@@ -37,6 +37,10 @@ MakeEngine = Callable[..., MemoryEngine]
         ("- see [x] in the legend; [ ] marks a gap; - [link](https://x)[ ]", ["url", "link", "website"]),
         ("-[ ] no space, - [] no box, - [ ]no space after", []),
         ("things to do: dishes; a how-to-do-it course", []),
+        ("# 2026-12-03", ["thursday"]),
+        ("- Audit moved from 2026-12-08 to 2026-12-09, not 2026-12-15", ["tuesday", "wednesday"]),
+        # not these: no such day, a build's name, a range of years, a phone number
+        ("- 2026-02-30, build v2026-12-03-1, 1999-2001, call 0176-55-0101", []),
     ],
 )
 def test_a_line_names_the_kind_of_each_value_it_writes(line: str, kinds: list[str]) -> None:
@@ -126,3 +130,17 @@ async def test_a_memory_of_task_lists_answers_for_its_tasks_by_any_name(
     for query in ("to-do list", "what's still on my task list?", "what's still open?"):
         answer = await keyword_answer(make_engine, write, notes, query)
         assert len(answer.results) == 5 and answer.warning is None, (query, answer.warning)
+
+
+WEEK = {f"memory/2026-12-0{day}.md": f"# 2026-12-0{day}\n\n- Standup: worked on the billing export, part {day}.\n" for day in range(1, 6)}
+
+
+@pytest.mark.both_stores
+@pytest.mark.parametrize("query", ["thursday standup", "what happened on Thursday?"])
+async def test_a_weekday_finds_the_log_of_that_day(
+    make_engine: MakeEngine, write: Callable[[str, str], Path], query: str
+) -> None:
+    """A daily log's heading writes its date, not its weekday: asked by the weekday, every log was as good as
+    another, and with nothing else asked the answer was that nothing matches."""
+    hits = (await keyword_answer(make_engine, write, WEEK, query)).results
+    assert [hit.path for hit in hits][:1] == ["memory/2026-12-03.md"], [(hit.path, hit.score) for hit in hits]

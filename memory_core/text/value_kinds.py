@@ -1,4 +1,4 @@
-"""The kind of value a line writes without naming it: a web address, an email address, an IP address, a task. Pure.
+"""What a line writes without naming it: a web address, an email address, an IP address, a task, a weekday. Pure.
 
 "Grafana: https://grafana.internal.acme.io" answers "what's the Grafana URL?", "Dana Ruiz <dana@acme.io>" answers
 "what's Dana's email?", and "NAS at 192.168.1.20" answers "what's the IP of the NAS?", but none of them says "URL",
@@ -11,10 +11,15 @@ A Markdown task item is such a value too: "- [ ] Call the plumber" is an open ta
 done one, and neither says so, so "open tasks", "TODO" and "what have I done?" found nothing. A task item adds
 "task todo" and its state's words; a line that writes "to-do" adds "todo", and a query asks "to-do" and "to-do
 list" as "todo" ("to" and "do" are stop words alone, and no task item says "list").
+
+An ISO date names its weekday: a daily log's heading "# 2026-12-03" is a Thursday's, and "what happened on
+Thursday?" found nothing. The index adds the English weekday after a line that writes a date; a weekday in another
+language is not searched as it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\w")
@@ -22,6 +27,9 @@ _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\d|\.\d)")  # a sentence may end after it
 _DOTTED = re.compile(r"\.\d{1,3}\.\d")  # what an IP address holds: a tenth of the time of _IPV4's scan
 _URL_WORDS = ("url", "link", "website")
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+_DATE_MONTH = re.compile(r"-\d\d-")  # what an ISO date holds, found in a tenth of _ISO_DATE's time
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
 _TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])", re.M)
 _OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
@@ -42,11 +50,24 @@ def value_kinds(line: str) -> list[str]:
         kinds.append("email")
     if _DOTTED.search(line) and _IPV4.search(line):
         kinds.append("ip")
+    if _DATE_MONTH.search(line):
+        kinds += _weekdays(line)
     if "]" in line and (task := _TASK.match(line)):
         kinds += _OPEN_TASK_WORDS if task.group(1) == " " else _DONE_TASK_WORDS
     if _writes_to_do(line) and "todo" not in kinds:
         kinds.append("todo")
     return kinds
+
+
+def _weekdays(line: str) -> list[str]:
+    """The weekday of each ISO date ``line`` writes that is a day of the calendar, each once."""
+    days: dict[str, None] = {}
+    for year, month, day in _ISO_DATE.findall(line):
+        try:
+            days[_WEEKDAYS[dt.date(int(year), int(month), int(day)).weekday()]] = None
+        except ValueError:
+            continue
+    return list(days)
 
 
 def _writes_to_do(text: str) -> bool:
@@ -63,7 +84,8 @@ def query_task_words(query: str) -> str:
 def with_value_kinds(text: str) -> str:
     """``text`` with the :func:`value_kinds` of each of its lines after it: the index's term counts, as
     :func:`value_kinds` gives them line by line to the Python side."""
-    if not ("://" in text or "@" in text or "]" in text or _DOTTED.search(text) or _writes_to_do(text)):
+    cheap = "://" in text or "@" in text or "]" in text
+    if not (cheap or _DOTTED.search(text) or _DATE_MONTH.search(text) or _writes_to_do(text)):
         return text  # most chunks: no line to look at
     added = [word for line in text.split("\n") for word in value_kinds(line)]
     return f"{text} {' '.join(added)}" if added else text
