@@ -31,7 +31,7 @@ _ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 _DATE_MONTH = re.compile(r"-\d\d-")  # what an ISO date holds, found in a tenth of _ISO_DATE's time
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
-_TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])", re.M)
+_TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])")
 _OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
 _DONE_TASK_WORDS = ("task", "todo", "done", "completed")
 _TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": one word, "todo", written as two
