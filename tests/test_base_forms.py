@@ -89,7 +89,7 @@ DEV = {
         (TOM, "does Tom have any allergies?", ["MEMORY.md", "memory/2026-11-30.md", "memory/2026-12-02.md"]),
         (TOM, "what was our choice of bike?", ["MEMORY.md"]),
         (TOM, "any injuries?", ["memory/2026-11-30.md"]),
-        (TOM, "favourite colour", ["memory/2026-12-02.md", "MEMORY.md"]),  # each note writes one spelling
+        (TOM, "favourite colour", ["MEMORY.md", "memory/2026-12-02.md"]),  # each note writes one spelling
         (DEV, "what's the production database host?", ["MEMORY.md", "memory/2026-12-02.md"]),  # before: 12-02 first
         (DEV, "when is the doctor appointment?", ["memory/2026-12-01.md"]),  # before: nothing
     ],

@@ -300,7 +300,7 @@ def test_identifiers_keep_the_whole_and_add_parts() -> None:
 
 
 def test_plain_english_is_unchanged() -> None:
-    text = "The database migration was postponed to Friday, see notes/2026-01-31.md."
+    text = "The database migration was postponed to Friday, see notes/billing-v2.md."
     assert index_text(text).split() == text.split()
     assert query_terms("What was postponed to Friday?") == ["postponed", "friday"]
 
