@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\w")
 _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\d|\.\d)")  # a sentence may end after it
 _DOTTED = re.compile(r"\.\d{1,3}\.\d")  # what an IP address holds: a tenth of the time of _IPV4's scan
 _URL_WORDS = ("url", "link", "website")
-_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
-_DATE_MONTH = re.compile(r"-\d\d-")  # what an ISO date holds, found in a tenth of _ISO_DATE's time
+# An ISO date's month and day, after its year: a pattern that starts with a character scans a line in a tenth of
+# the time of one that starts with the year's digits (most lines write no date)
+_MONTH_DAY = re.compile(r"-(\d\d)-(\d\d)(?![\d-])")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
 _TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])")
@@ -50,7 +52,7 @@ def value_kinds(line: str) -> list[str]:
         kinds.append("email")
     if _DOTTED.search(line) and _IPV4.search(line):
         kinds.append("ip")
-    if _DATE_MONTH.search(line):
+    if _MONTH_DAY.search(line):
         kinds += _weekdays(line)
     if "]" in line and (task := _TASK.match(line)):
         kinds += _OPEN_TASK_WORDS if task.group(1) == " " else _DONE_TASK_WORDS
@@ -62,17 +64,27 @@ def value_kinds(line: str) -> list[str]:
 def _weekdays(line: str) -> list[str]:
     """The weekday of each ISO date ``line`` writes that is a day of the calendar, each once."""
     days: dict[str, None] = {}
-    for year, month, day in _ISO_DATE.findall(line):
-        try:
-            days[_WEEKDAYS[dt.date(int(year), int(month), int(day)).weekday()]] = None
-        except ValueError:
-            continue
+    for found in _MONTH_DAY.finditer(line):
+        at = found.start()
+        year = line[at - 4 : at]
+        if len(year) == 4 and year.isdigit() and (at == 4 or not (line[at - 5].isdigit() or line[at - 5] == "-")):
+            if day := _weekday(year, *found.groups()):
+                days[day] = None
     return list(days)
+
+
+@lru_cache(maxsize=1024)  # a memory's logs write the same few hundred dates
+def _weekday(year: str, month: str, day: str) -> str | None:
+    """The English weekday of a date written as digits, or None when there is no such day (``2026-02-30``)."""
+    try:
+        return _WEEKDAYS[dt.date(int(year), int(month), int(day)).weekday()]
+    except ValueError:
+        return None
 
 
 def _writes_to_do(text: str) -> bool:
     """Whether ``text`` writes "to-do": a cheap test first, for the pattern's scan costs a line 2 µs."""
-    return ("-d" in text or "-D" in text) and _TO_DO.search(text) is not None
+    return ("-do" in text or "-Do" in text or "-DO" in text) and _TO_DO.search(text) is not None
 
 
 def query_task_words(query: str) -> str:
@@ -85,7 +97,7 @@ def with_value_kinds(text: str) -> str:
     """``text`` with the :func:`value_kinds` of each of its lines after it: the index's term counts, as
     :func:`value_kinds` gives them line by line to the Python side."""
     cheap = "://" in text or "@" in text or "]" in text
-    if not (cheap or _DOTTED.search(text) or _DATE_MONTH.search(text) or _writes_to_do(text)):
+    if not (cheap or _DOTTED.search(text) or _MONTH_DAY.search(text) or _writes_to_do(text)):
         return text  # most chunks: no line to look at
     added = [word for line in text.split("\n") for word in value_kinds(line)]
     return f"{text} {' '.join(added)}" if added else text
