@@ -59,7 +59,7 @@ def test_the_index_and_the_python_side_add_the_same_words() -> None:
 def test_a_query_names_the_tasks_by_the_word_task_items_are_held_to_say() -> None:
     """"to" and "do" are stop words: "to-do list" searched for "list" alone, a word no task item holds."""
     assert query_terms("my to-do list") == query_terms("my To-Dos") == query_terms("TODO list") == ["todo"]
-    assert query_terms("what's on my task list for the NAS?") == query_terms("NAS tasks") [::-1] == ["task", "nas"]
+    assert query_terms("what's on my task list for the NAS?") == query_terms("NAS tasks")[::-1] == ["task", "nas"]
     assert query_terms("what is left to do?") == query_terms("what do I still need to do?") == ["open", "todo"]
     assert query_terms("who left the team, and what does Dana need?") == ["left", "team", "dana", "need"]
     assert query_terms("the how-to-do-it course") == ["course"]

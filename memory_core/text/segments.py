@@ -235,8 +235,8 @@ def _with_acronym_marks(text: str) -> str:
     splits no phrase: "US-IT", "IT helpdesk"), in lines that write acronyms (:func:`_writes_acronyms`)."""
     if "\n" in text:
         return "\n".join(map(_with_acronym_marks, text.split("\n")))
-    marks = [mark for word in _ACRONYM.findall(text) if (mark := acronym_mark(word))] if _writes_acronyms(text) else []
-    return f"{text} {' '.join(marks)}" if marks else text
+    marks = [mark for word in _ACRONYM.findall(text) if (mark := acronym_mark(word))]
+    return f"{text} {' '.join(marks)}" if marks and _writes_acronyms(text) else text
 
 
 def _writes_acronyms(text: str) -> bool:
