@@ -21,6 +21,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from ..text.weekdays import ENGLISH, NAMES
+
 # how many days back each word names; phrases before the words they contain ("day before yesterday")
 DAYS_BACK: dict[str, int] = {
     "the day before yesterday": 2, "day before yesterday": 2, "yesterday": 1, "today": 0,
@@ -67,13 +69,13 @@ PERIODS |= {
 } | {"past week": ("days", 7), "past month": ("days", 30)}
 # A weekday with "last" names the latest such day before today ("last Friday"); on its own it names none
 _LAST_WEEKDAY = {  # each language's phrase, and its weekdays from Monday
-    "last {}": "monday tuesday wednesday thursday friday saturday sunday",
-    "letzten {}": "montag dienstag mittwoch donnerstag freitag samstag sonntag",  # German
-    "{} dernier": "lundi mardi mercredi jeudi vendredi samedi dimanche",  # French
-    "{} pasado": "lunes martes miércoles jueves viernes sábado domingo",  # Spanish
-    "{} scorso": "lunedì martedì mercoledì giovedì venerdì sabato domenica",  # Italian
-    "afgelopen {}": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",  # Dutch
-    "vorige {}": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+    "last {}": " ".join(ENGLISH),
+    "letzten {}": NAMES["de"],
+    "{} dernier": NAMES["fr"],
+    "{} pasado": NAMES["es"],
+    "{} scorso": NAMES["it"],
+    "afgelopen {}": NAMES["nl"],
+    "vorige {}": NAMES["nl"],
     "{}-feira passada": "segunda terça quarta quinta sexta",  # Portuguese, and its weekend below
 }
 # Russian declines "last" with the weekday's gender; Korean writes "지난" before it

@@ -11,7 +11,9 @@ Porter folds a regular word's endings ("decided", "decide") but not
 - a word as notes shorten it: "db", "appt", "Dr", "meds", "prod" ("what's the production database host?" missed
   "Prod DB: pg-prod-01").
 The index adds the base form after a line that writes such a form (``I bought it`` -> ``I bought it buy``), and
-a query asks for the base form, so either form finds both, and every regular form of the base ("buys").
+a query asks for the base form, so either form finds both, and every regular form of the base ("buys"). The index
+adds the English name after a weekday written in another language as well ("Freitag" -> "friday":
+:mod:`.weekdays`), which a query asks for it by.
 
 Forms that are as often another word are left out: "left", "saw", "rose", "born", "lay", "bore", "bound",
 "ground", "wound", "shot", "bit", "lit" and "drew" (a name); "application" (software, not applying), "sale",
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .separators import TOKEN, cut_at_ascii_separators
+from .weekdays import FORMS as WEEKDAY_FORMS
 
 # base form, then its past forms (simple past, past participle) that differ from it
 _VERBS = """
@@ -110,7 +113,9 @@ BASE_FORMS = {
     **_british_ise(),
     **_families(_SHORT),
 }
-_FORMS = frozenset(BASE_FORMS)
+# What the index adds: the base forms, and the English name of a weekday written in another language
+_ADDED = BASE_FORMS | WEEKDAY_FORMS
+_FORMS = frozenset(_ADDED)
 
 
 def base_form(word: str) -> str:
@@ -119,10 +124,11 @@ def base_form(word: str) -> str:
 
 
 def base_forms(words: Sequence[str]) -> list[str]:
-    """The base form of each of :data:`BASE_FORMS`' forms among ``words`` (lower case), in their order."""
+    """What the index adds after ``words`` (lower case), in their order: the base form of each of
+    :data:`BASE_FORMS`' forms, and the English name of each weekday written in another language."""
     if _FORMS.isdisjoint(words):  # most lines: one set operation in C
         return []
-    return [BASE_FORMS[word] for word in words if word in _FORMS]
+    return [_ADDED[word] for word in words if word in _FORMS]
 
 
 def with_base_forms(text: str) -> str:

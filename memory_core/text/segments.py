@@ -49,6 +49,7 @@ from .inflections import porter_stem
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
 from .value_kinds import query_task_words, with_value_kinds
+from .weekdays import query_weekdays
 from .word_frequencies import english_share
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f\u3005\u3006\u3007"  # + 々 〆 〇
@@ -343,8 +344,9 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     :func:`index_text`'s output (a CJK term one of its bigrams), lower-cased. A lone CJK character right after
     a number is its counter (``5月``, ``3つ``): weak, since the number says what it means; so is an English word
     that frames the question (:func:`.stopwords.frames_question`: "tell", "describe", "kind" before "of"). A name
-    for the tasks is the word task items are held to say: "to-do list" -> "todo" (:mod:`.value_kinds`)."""
-    text = query_task_words(fold(unicodedata.normalize("NFKC", text)))
+    for the tasks is the word task items are held to say: "to-do list" -> "todo" (:mod:`.value_kinds`); a weekday in
+    another language is its English name: "Freitag", "金曜日" -> "friday" (:mod:`.weekdays`)."""
+    text = query_weekdays(query_task_words(fold(unicodedata.normalize("NFKC", text))))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
     capitals = _writes_acronyms(text)  # else a query in capitals: its words are not acronyms

@@ -13,8 +13,8 @@ done one, and neither says so, so "open tasks", "TODO" and "what have I done?" f
 list" as "todo" ("to" and "do" are stop words alone, and no task item says "list").
 
 An ISO date names its weekday: a daily log's heading "# 2026-12-03" is a Thursday's, and "what happened on
-Thursday?" found nothing. The index adds the English weekday after a line that writes a date; a weekday in another
-language is not searched as it.
+Thursday?" found nothing. The index adds the English weekday after a line that writes a date, as it does after a
+weekday written in another language (:mod:`.weekdays`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from functools import lru_cache
+
+from .weekdays import ENGLISH
 
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\w")
 _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -31,7 +33,6 @@ _URL_WORDS = ("url", "link", "website")
 # An ISO date's month and day, after its year: a pattern that starts with a character scans a line in a tenth of
 # the time of one that starts with the year's digits (most lines write no date)
 _MONTH_DAY = re.compile(r"-(\d\d)-(\d\d)(?![\d-])")
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
 _TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])")
 _OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
@@ -40,6 +41,7 @@ _TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": o
 # How a query names the tasks: "to-do list", "todo list", "task list" ask for them, whose lines do not say "list" (a
 # word no note holds, it made the answer abstain); "left to do" and "need to do" ask for the open ones
 _TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|((?:left|needs?) to do)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
+
 
 
 def value_kinds(line: str) -> list[str]:
@@ -77,7 +79,7 @@ def _weekdays(line: str) -> list[str]:
 def _weekday(year: str, month: str, day: str) -> str | None:
     """The English weekday of a date written as digits, or None when there is no such day (``2026-02-30``)."""
     try:
-        return _WEEKDAYS[dt.date(int(year), int(month), int(day)).weekday()]
+        return ENGLISH[dt.date(int(year), int(month), int(day)).weekday()]
     except ValueError:
         return None
 

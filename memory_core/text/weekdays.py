@@ -1,0 +1,75 @@
+"""A weekday in any language keyword search reads, held and asked for as its English name. Pure.
+
+The index adds the English weekday after a line that writes an ISO date (:mod:`.value_kinds`), so "what did I do
+on Friday?" finds every Friday's log; but "was habe ich am Freitag gemacht?", "¿qué hice el viernes?",
+"星期五做了什么" and "金曜日に何をした?" found nothing. So the index adds the English name after a weekday written
+in German, French, Spanish, Italian, Dutch, Russian, Chinese, Japanese or Korean too (:data:`FORMS`, with the base
+forms: :mod:`.base_forms`), and a query asks for such a weekday by its English name (:func:`query_weekdays`):
+either way of writing a weekday finds both.
+
+Left out: Portuguese's "segunda-feira" (two words; "segunda" alone is also "second"), Russian "среда" and "среды"
+(also "environment"), Japanese 期日 ("due date", the end of Chinese 星期日; 星期天 and 周日 are Sunday's), and
+shortenings ("Fri" is Swedish "free", "Sat" and "Wed" are English words). In a query, a weekday of a language that
+writes weekdays in lower case, capitalised after the query's first word, is a name ("ask Domingo"), asked as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+ENGLISH = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Each language's weekdays, Monday first (:mod:`..search.relative_days` reads "last Friday" in them too)
+NAMES = {
+    "de": "montag dienstag mittwoch donnerstag freitag samstag sonntag",
+    "fr": "lundi mardi mercredi jeudi vendredi samedi dimanche",
+    "es": "lunes martes miércoles jueves viernes sábado domingo",
+    "it": "lunedì martedì mercoledì giovedì venerdì sabato domenica",
+    "nl": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+}
+# More of each day's forms, Monday first: typed without an accent, German's other Saturday, Russian's cases; and the
+# pieces the index cuts Chinese, Japanese and Korean weekdays into that name the day (星期五 is 星期 and 期五)
+_MORE_FORMS = """
+lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일;
+martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일;
+miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일;
+giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜 목요일;
+venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일;
+sabado sonnabend суббота субботу субботы субботе субботой 周六 週六 期六 拜六 土曜 토요일;
+воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天 拜日 拜天 日曜 일요일
+"""
+_DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() for day, more in enumerate(_MORE_FORMS.split(";"))]
+FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
+"""Each form a note may write a weekday in (a token the index cuts, lower case), with its English name."""
+
+# A weekday the query writes: a word of a spaced script, or a Chinese, Japanese or Korean weekday whole. A Chinese
+# 周 ("week") before 一 is no Monday where the two start "once a week" (每周一次) or "together" (这周一起).
+_HAN_DAYS = "一二三四五六日天"
+_QUERY_WEEKDAY = re.compile(
+    r"(?<![\w-])(?P<word>"
+    + "|".join(sorted((form for form in FORMS if max(form) < "\u3040"), key=len, reverse=True))
+    + r")(?![\w-])"
+    rf"|(?:星期|礼拜|禮拜)(?P<han>[{_HAN_DAYS}])|[周週](?P<week>[{_HAN_DAYS[:-1]}])(?![起次些下直样般共定点切个個])"
+    r"|(?P<kanji>[月火水木金土日])曜日?|(?P<hangul>[월화수목금토일])요일[\uac00-\ud7af]*",  # with its particle
+    re.IGNORECASE,
+)
+_FIRST_LETTER = re.compile(r"[^\W\d_]")
+_LOWER_CASE = frozenset(form for form in FORMS if max(form) < "\u3040" and form not in NAMES["de"] and form != "sonnabend")
+
+
+def query_weekdays(query: str) -> str:
+    """``query`` with each weekday it writes in another language written as its English name: "am Freitag" -> "am
+    friday", "星期五做了什么" -> " friday 做了什么"."""
+    first = _FIRST_LETTER.search(query)
+    return _QUERY_WEEKDAY.sub(lambda found: _english(found, first.start() if first else 0), query)
+
+
+def _english(found: re.Match[str], first: int) -> str:
+    written = found.group(0)
+    if word := found.group("word"):
+        is_name = word[0].isupper() and found.start() > first and word.lower() in _LOWER_CASE
+        return written if is_name else FORMS[word.lower()]
+    if day := found.group("han") or found.group("week"):
+        return f" {ENGLISH[min(_HAN_DAYS.index(day), 6)]} "  # 日 and 天 are both Sunday
+    if day := found.group("kanji"):
+        return f" {ENGLISH['月火水木金土日'.index(day)]} "
+    return f" {ENGLISH['월화수목금토일'.index(found.group('hangul'))]} "
