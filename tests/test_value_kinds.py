@@ -29,8 +29,8 @@ MakeEngine = Callable[..., MemoryEngine]
         ("ping @dana about v1.2.3 on 2026.10.05 at 10:30, 1,299.00 EUR, 3.14159", []),
         ("version 1.2.3.4.5 and 1234.1.1.1", []),
         ("- [ ] Call the plumber about the leak", ["task", "todo", "open", "pending"]),
-        ("  * [x] Renewed passport", ["task", "todo", "done", "completed"]),
-        ("3. [X] Paid the invoice", ["task", "todo", "done", "completed"]),
+        ("  * [x] Renewed passport", ["task", "todo", "done", "completed", "finished"]),
+        ("3. [X] Paid the invoice", ["task", "todo", "done", "completed", "finished"]),
         ("## To-do", ["todo"]),
         ("- [ ] Put the to-dos on https://todo.acme.io", ["url", "link", "website", "task", "todo", "open", "pending"]),
         # not these: a box that is not a list item's first word, a link, an ordinary "to do"
@@ -53,7 +53,7 @@ def test_the_index_and_the_python_side_add_the_same_words() -> None:
     assert indexed.split()[-6:] == ["email", "email", "ip", "url", "link", "website"]
     assert {"email", "ip", "url", "link", "websit"} <= index_stems(text)
     assert index_text("- no values here, only 3.5 stars") == "- no values here, only 3.5 stars"
-    added = "task todo done completed task todo open pending"
+    added = "task todo done completed finished task todo open pending"
     assert index_text("- [x] Renewed passport\n- [ ] Call the plumber").endswith(f"plumber {added}")
 
 
@@ -65,6 +65,31 @@ def test_a_query_names_the_tasks_by_the_word_task_items_are_held_to_say() -> Non
     assert query_terms("who left the team, and what does Dana need?") == ["left", "team", "dana", "need"]
     assert query_terms("the how-to-do-it course") == ["course"]
     assert query_terms("a to-do-list app") == ["todo", "app"]
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("¿Qué tareas tengo pendientes?", ["task", "tengo", "pending"]),
+        ("Welche Aufgaben sind noch offen?", ["task", "open"]),
+        ("Was habe ich schon erledigt?", ["done"]),
+        ("Quelles tâches sont terminées ?", ["task", "done"]),
+        ("Qu'est-ce qui reste à faire ?", ["reste", "todo"]),
+        ("Quali compiti sono completati?", ["task", "completed"]),
+        ("Quais tarefas estão pendentes?", ["task", "pending"]),
+        ("Какие задачи выполнены?", ["task", "completed"]),
+        # not these: Dutch "taken" ("tasks") is also English, asked as its base form
+        ("what was taken?", ["take"]),
+    ],
+)
+def test_a_query_in_another_language_names_the_tasks_by_the_english_words(query: str, terms: list[str]) -> None:
+    assert query_terms(query) == terms
+
+
+def test_a_task_named_in_another_language_is_held_under_the_english_word_too() -> None:
+    """A German note that says "Aufgaben" answers "tasks", as a task item does."""
+    assert index_text("## Aufgaben (offen)").endswith("task open")
+    assert index_text("- Tareas pendientes: ninguna").endswith("task pending")
 
 
 NOTES = {  # the person, the service and the box are in every note; one writes each value
@@ -109,6 +134,7 @@ TASK_NOTES = {  # the plumber and the flights are in every note; one holds open 
         ("open tasks", {"memory/2026-11-02.md"}),
         ("what's still open?", {"memory/2026-11-02.md"}),
         ("which tasks have I completed?", {"memory/2026-11-05.md"}),
+        ("what did I finish?", {"memory/2026-11-05.md"}),
         ("to-do list", {"memory/2026-11-02.md", "memory/2026-11-05.md"}),
         ("what's left to do?", {"memory/2026-11-02.md"}),
     ],
@@ -117,7 +143,8 @@ async def test_a_question_for_open_or_done_tasks_ranks_first_the_notes_that_list
     make_engine: MakeEngine, write: Callable[[str, str], Path], query: str, found: set[str]
 ) -> None:
     """Before, "open tasks" ranked first the note on the office that is open, "to-do list" and "what's still open?"
-    found nothing, and "which tasks have I completed?" ranked the open tasks as high as the done ones."""
+    found nothing, "which tasks have I completed?" ranked the open tasks as high as the done ones, and "what did I
+    finish?" found nothing."""
     hits = (await keyword_answer(make_engine, write, TASK_NOTES, query)).results
     assert {hit.path for hit in hits[: len(found)]} == found, [(hit.path, hit.score) for hit in hits]
 

@@ -36,12 +36,32 @@ _MONTH_DAY = re.compile(r"-(\d\d)-(\d\d)(?![\d-])")
 # A task item as GitHub and Obsidian write it: a list item ("-", "*", "+" or "1.") whose text starts with a box
 _TASK = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?![^ \t])")
 _OPEN_TASK_WORDS = ("task", "todo", "open", "pending")
-_DONE_TASK_WORDS = ("task", "todo", "done", "completed")
+_DONE_TASK_WORDS = ("task", "todo", "done", "completed", "finished")
 _TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": one word, "todo", written as two
 # How a query names the tasks: "to-do list", "todo list", "task list" ask for them, whose lines do not say "list" (a
 # word no note holds, it made the answer abstain); "left to do" and "need to do" ask for the open ones
 _TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|((?:left|needs?) to do)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
-
+# How other languages name tasks and their states, under the word a task item is held to say: the index adds that
+# word after such a word (:mod:`.base_forms`), and a query asks by it ("¿qué tareas tengo pendientes?" -> "task
+# pending"). Not words as often another: Dutch "taken" (English "taken"), Italian "fatto" ("fact"), Spanish "hecho".
+_TASK_FORMS = """
+task aufgabe aufgaben tâche tâches tache taches tarea tareas tarefa tarefas compito compiti taak
+    задача задачи задач задачу задачам задачах;
+open offen offene offenen offener openstaand openstaande;
+pending pendiente pendientes pendente pendentes;
+done erledigt erledigte erledigten terminé terminée terminés terminées afgerond afgeronde;
+completed completado completada completados completadas terminado terminada terminados terminadas concluído
+    concluída concluídos concluídas concluido concluida concluidos concluidas completato completata completati
+    completate выполнено выполнена выполнены
+"""
+TASK_FORMS = {form: family.split()[0] for family in _TASK_FORMS.split(";") for form in family.split()[1:]}
+"""Each word another language names a task or its state with (lower case), with the English word it stands for."""
+_FOREIGN_TASK_WORD = re.compile(
+    r"(?<![\w-])(?:(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)|(?P<word>"
+    + "|".join(sorted(TASK_FORMS, key=len, reverse=True))
+    + r"))(?![\w-])",
+    re.I,
+)
 
 
 def value_kinds(line: str) -> list[str]:
@@ -91,8 +111,9 @@ def _writes_to_do(line: str) -> bool:
 
 def query_task_words(query: str) -> str:
     """``query`` with each name it gives the tasks written as the word task items are held to say: "to-do list" ->
-    "todo", "what's left to do?" -> "open todo", "task list" -> "task"."""
-    return _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "open todo" if name.group(2) else "task", query)
+    "todo", "what's left to do?" -> "open todo", "task list" -> "task", "Aufgaben" -> "task", "à faire" -> "todo"."""
+    query = _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "open todo" if name.group(2) else "task", query)
+    return _FOREIGN_TASK_WORD.sub(lambda name: "todo" if name.group("todo") else TASK_FORMS[name.group("word").lower()], query)
 
 
 def with_value_kinds(text: str) -> str:
