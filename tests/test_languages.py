@@ -23,6 +23,7 @@ from memdex.memory_core.embeddings.languages import english_only, reads_query, s
 from memdex.memory_core.index import syncer
 from memdex.memory_core.stores.postgres import postings
 from memdex.memory_core.text.scripts import letters_by_script
+from memdex.memory_core.text.terms import query_terms
 from memdex.server import build_server
 
 NOTES = {
@@ -334,3 +335,20 @@ async def test_a_question_does_not_search_for_its_function_words(
     paths = await _keyword_paths(make_engine, _written(tmp_path / "notes", notes), query)
     assert sorted(paths) == ["MEMORY.md", "memory/2026-11-20.md"], paths
 
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("¿Cuánto costó el fontanero todavía?", ["costó", "fontanero"]),
+        ("Quanto è costato l'idraulico?", ["costato", "idraulico"]),
+        ("Quanto custou o encanador?", ["custou", "encanador"]),
+        ("Wieviel hat der Klempner gekostet?", ["klempner", "gekostet"]),
+        ("Hoeveel kostte de loodgieter?", ["kostte", "loodgieter"]),
+        ("Combien a coûté le plombier, encore ?", ["coûté", "plombier"]),
+    ],
+)
+def test_how_much_and_still_are_function_words_of_each_language(query: str, terms: list[str]) -> None:
+    """"How much" and "still" are English function words; in Spanish, Italian, Portuguese, German and Dutch the
+    answer named "cuánto", "quanto" or "hoeveel" as a word no note holds, and "todavía" or "encore" too."""
+    assert query_terms(query) == terms

@@ -34,42 +34,46 @@ _ENGLISH = (
     "unless until upon us very whether while whose within without yours yourself yourselves themselves theirs "
     "also just again still yet already whats hows wheres whens whys whos thats theres im ive youre youve theyre weve"
 )
-# Articles, prepositions, pronouns, question words, conjunctions, the common forms of "be" and "have", and the
-# elided forms a query cuts at the apostrophe (qu'est, dell'anno).
+# Articles, prepositions, pronouns, question words ("how much" among them), conjunctions, the common forms of "be" and
+# "have", "still", and the elided forms a query cuts at the apostrophe (qu'est, dell'anno).
 _FRENCH = (
     "le la les un une des du de au aux et ou où est sont été était étaient être ai avons avez ont avait ce cet cette "
     "ces que qui quoi quel quelle quels quelles dans pour par avec sans sur sous chez entre vers depuis pendant "
     "avant après mais donc car ne pas se sa son ses leur leurs nous vous il ils elle elles je tu lui en à comment "
-    "quand pourquoi combien mon ma mes ton ta tes notre nos votre vos aussi très tout tous toute toutes qu jusqu lorsqu"
+    "quand pourquoi combien mon ma mes ton ta tes notre nos votre vos aussi très tout tous toute toutes qu jusqu lorsqu "
+    "encore"
 )
 _SPANISH = (
     "el la los las un una unos unas de del al en es son fue fueron ser estar está están estaba ha han hemos había "
     "que qué quien quién quienes cual cuál cuales cuáles cuando cuándo donde dónde como cómo por para con sin "
     "sobre entre hasta desde pero muy su sus mi mis tu tus nuestro nuestra nuestros nuestras lo le les se te nos "
-    "ese esa esos esas este esta estos estas eso esto ya también porque"
+    "ese esa esos esas este esta estos estas eso esto ya también porque cuánto cuánta cuántos cuántas cuanto cuanta "
+    "cuantos cuantas adónde adonde todavía aún"
 )
 _PORTUGUESE = (
     "o os as um uma uns umas de do da dos das no na nos nas em é são foi foram ser estar está estão que quem qual "
     "quais quando onde como por para com sem mas ou muito seu sua seus suas meu minha nosso nossa ele ela eles "
-    "elas eu você vocês se ao aos à às pelo pela pelos pelas este esta isso isto esse essa não também já porque"
+    "elas eu você vocês se ao aos à às pelo pela pelos pelas este esta isso isto esse essa não também já porque "
+    "quanto quanta quantos quantas ainda"
 )
 _ITALIAN = (
     "il lo la gli le un uno una di del della dei degli delle dello al alla ai agli alle allo da dal dalla dai in "
     "nel nella nei nelle con su sul sulla per tra fra ed è sono era che chi cosa quale quali quando dove come "
     "perché non ma anche molto suo sua suoi sue mio mia nostro nostra io tu lui lei noi voi loro si ci vi ne ha "
-    "hanno ho abbiamo essere stato stata questo questa questi queste quello quella dell dall nell sull all quest"
+    "hanno ho abbiamo essere stato stata questo questa questi queste quello quella dell dall nell sull all quest "
+    "quanto quanta quanti quante ancora"
 )
 _GERMAN = (
     "der die das den dem des ein eine einer eines einem einen und oder aber ist sind war waren wird werden wurde "
     "wurden hat haben hatte hatten habe bin von zu zum zur im vom beim an am auf aus bei mit für über unter nach "
     "vor durch gegen ohne um als wie wo wann warum wieso was wer wen wem welche welcher welches dass nicht auch "
     "noch nur schon sehr ich du er sie es wir ihr uns euch man mein meine dein deine sein seine ihre unser unsere "
-    "dieser diese dieses sich kein keine ob"
+    "dieser diese dieses sich kein keine ob wieviel wieviele"
 )
 _DUTCH = (
     "de het een en of maar is zijn was waren wordt worden werd heeft hebben had van in op aan met voor door naar "
     "bij uit over om te tot als dat die dit deze wat wie waar wanneer waarom hoe ik jij je hij zij ze wij we "
-    "jullie mijn jouw haar ons onze niet geen ook nog er"
+    "jullie mijn jouw haar ons onze niet geen ook nog er hoeveel"
 )
 # Vietnamese writes a word's syllables apart, and a function word may be a syllable of another word ("sao" of
 # "tại sao", "why", and of "sao lưu", "backup"): only syllables that are seldom part of a word that names something.
