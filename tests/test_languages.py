@@ -352,3 +352,19 @@ def test_how_much_and_still_are_function_words_of_each_language(query: str, term
     """"How much" and "still" are English function words; in Spanish, Italian, Portuguese, German and Dutch the
     answer named "cuánto", "quanto" or "hoeveel" as a word no note holds, and "todavía" or "encore" too."""
     assert query_terms(query) == terms
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("Was ist am Mittwoch passiert?", ["wednesday", "passiert"]),  # "was" and "am" are German words too
+        ("Was ist Kubernetes?", ["kubernetes"]),
+        # not these: one German word among as many English ones, or none that English lacks
+        ("die hard was on TV", ["die", "hard", "television"]),
+        ("what was in the box", ["box"]),
+    ],
+)
+def test_a_function_word_english_shares_tells_the_language_with_one_it_lacks(query: str, terms: list[str]) -> None:
+    """"Was ist am Mittwoch passiert?" searched for "ist", a word of most German notes: "was" and "am" are English
+    function words, so "ist" alone told German, which takes two."""
+    assert query_terms(query) == terms

@@ -182,10 +182,14 @@ def is_german(words: Sequence[str]) -> bool:
 
 
 def _written_in(words: Sequence[str], language: frozenset[str], english: int) -> list[str]:
-    """The function words of ``language`` among ``words`` when they tell that language: two or more, and more
-    than ``english`` (how many of ``words`` are English function words); else none."""
+    """The function words of ``language`` among ``words`` that English does not share, when they tell that
+    language: one at least, and two or more with the ones English shares ("was", "am" in "Was ist am Montag?"),
+    and more of those than ``english`` (how many of ``words`` are English function words); else none."""
     found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
-    told = sum(1 if word.isascii() or word in _COUNTS_ONCE else 2 for word in found)  # "qué", "où", "für": no English word
+    if not found:
+        return []
+    shared = sum(word in language for word in words if word in ENGLISH_STOPWORDS)
+    told = shared + sum(1 if word.isascii() or word in _COUNTS_ONCE else 2 for word in found)  # "qué", "für": no English word
     return found if told >= 2 and told > english else []
 
 
