@@ -20,6 +20,8 @@ MakeEngine = Callable[..., MemoryEngine]
     ("query", "asked"),
     [
         ("Was habe ich am Freitag gemacht?", "Was habe ich am friday gemacht?"),
+        ("Darf ich freitags deployen, nicht an Freitagen?", "Darf ich friday deployen, nicht an friday?"),
+        ("que fais-je les samedis et les dimanches ?", "que fais-je les saturday et les sunday ?"),
         ("qu'ai-je fait vendredi ?", "qu'ai-je fait friday ?"),
         ("Viernes: ¿qué pasó?", "friday: ¿qué pasó?"),  # capitalised as the query's first word
         ("¿qué hice el miércoles o el miercoles?", "¿qué hice el wednesday o el wednesday?"),
@@ -45,6 +47,7 @@ def test_the_index_adds_the_english_name_after_a_weekday_in_another_language() -
     """The Python side counts what the index adds: a query's "friday" matches the note that writes "Freitag"."""
     lines = {
         "Freitag: Zahnarzt um 15 Uhr": "friday",
+        "Kein Deployment an Freitagen": "friday",
         "в пятницу встреча": "friday",
         "星期五开会": "friday",
         "周一开会": "monday",

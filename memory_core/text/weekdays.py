@@ -26,16 +26,20 @@ NAMES = {
     "it": "lunedì martedì mercoledì giovedì venerdì sabato domenica",
     "nl": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
 }
-# More of each day's forms, Monday first: typed without an accent, German's other Saturday, Russian's cases; and the
-# pieces the index cuts Chinese, Japanese and Korean weekdays into that name the day (星期五 is 星期 and 期五)
+# More of each day's forms, Monday first: German's "on Fridays" and plurals (not "Montage", also "assemblies"),
+# French, Spanish and Italian plurals, words typed without their accent, German's other Saturday, Russian's cases;
+# and the pieces the index cuts Chinese, Japanese and Korean weekdays into that name the day (星期五: 星期, 期五)
 _MORE_FORMS = """
-lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일;
-martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일;
-miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일;
-giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜 목요일;
-venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일;
-sabado sonnabend суббота субботу субботы субботе субботой 周六 週六 期六 拜六 土曜 토요일;
-воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天 拜日 拜天 日曜 일요일
+montags lundis lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일;
+dienstags dienstage dienstagen mardis martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일;
+mittwochs mittwoche mittwochen mercredis miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일;
+donnerstags donnerstage donnerstagen jeudis giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜
+    목요일;
+freitags freitage freitagen vendredis venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일;
+samstags samstage samstagen sonnabends samedis sábados sabados sabado sabati sonnabend суббота субботу субботы субботе
+    субботой 周六 週六 期六 拜六 土曜 토요일;
+sonntags sonntage sonntagen dimanches domingos domeniche воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天
+    拜日 拜天 日曜 일요일
 """
 _DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() for day, more in enumerate(_MORE_FORMS.split(";"))]
 FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
@@ -52,8 +56,9 @@ _QUERY_WEEKDAY = re.compile(
     r"|(?P<kanji>[月火水木金土日])曜日?|(?P<hangul>[월화수목금토일])요일[\uac00-\ud7af]*",  # with its particle
     re.IGNORECASE,
 )
+_GERMAN = (*NAMES["de"].split(), "sonnabend")  # German writes its weekdays with a capital
 _FIRST_LETTER = re.compile(r"[^\W\d_]")
-_LOWER_CASE = frozenset(form for form in FORMS if max(form) < "\u3040" and form not in NAMES["de"] and form != "sonnabend")
+_LOWER_CASE = frozenset(form for form in FORMS if max(form) < "\u3040" and not form.startswith(_GERMAN))
 
 
 def query_weekdays(query: str) -> str:
