@@ -39,8 +39,14 @@ MakeEngine = Callable[..., MemoryEngine]
         ("things to do: dishes; a how-to-do-it course", []),
         ("# 2026-12-03", ["thursday"]),
         ("- Audit moved from 2026-12-08 to 2026-12-09, not 2026-12-15", ["tuesday", "wednesday"]),
-        # not these: no such day, a build's name, a range of years, a phone number
-        ("- 2026-02-30, build v2026-12-03-1, 1999-2001, call 0176-55-0101", []),
+        # not these: no such day, a build's name, a range of years
+        ("- 2026-02-30, build v2026-12-03-1, 1999-2001", []),
+        ("- Plumber: Marco, 0176 555 0101 (cash only)", ["phone", "telephone"]),
+        ("Dana +49 (0)176 5550101, office (555) 123-4567", ["phone", "telephone"]),
+        ("call +1 555 123 4567 or 555-123-4567 or 030/12345678 or 0176-55-0101", ["phone", "telephone"]),
+        # not these: a time, a price, a decimal run, an ISBN, an order or ticket number, a postcode, a large number
+        ("10:30-11:00, 1,299.00 EUR, CI 0.76-0.98, ISBN 0-306-40615-2, 978-3-16-148410-0", []),
+        ("order 12345678901, INC0012345678, 01067 Dresden, 1.299.000.000 users, SSN 123-45-6789, +15%", []),
     ],
 )
 def test_a_line_names_the_kind_of_each_value_it_writes(line: str, kinds: list[str]) -> None:
@@ -99,6 +105,7 @@ NOTES = {  # the person, the service and the box are in every note; one writes e
     "- New contact for billing: d.ruiz@acme.io (Dana)\n",
     "memory/2026-10-02.md": "# 2026-10-02\n\n- Grafana moved to https://grafana.acme.io; the NAS is at 10.0.3.12.\n",
     "memory/2026-10-03.md": "# 2026-10-03\n\n- Dana and Marco reviewed Grafana panels for the NAS; Dana wants NAS disk alerts.\n",
+    "memory/2026-10-04.md": "# 2026-10-04\n\n- Marco is on call for the NAS this week: +49 176 5550101.\n",
 }
 
 
@@ -109,6 +116,8 @@ NOTES = {  # the person, the service and the box are in every note; one writes e
         ("what's Dana's email?", "memory/2026-10-01.md"),
         ("grafana link", "memory/2026-10-02.md"),
         ("what's the IP of the NAS?", "memory/2026-10-02.md"),
+        ("what's Marco's phone number?", "memory/2026-10-04.md"),
+        ("Telefonnummer von Marco", "memory/2026-10-04.md"),
     ],
 )
 async def test_a_question_for_a_kind_of_value_ranks_first_the_note_that_writes_one(

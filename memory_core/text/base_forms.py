@@ -12,8 +12,9 @@ Porter folds a regular word's endings ("decided", "decide") but not
   "Prod DB: pg-prod-01").
 The index adds the base form after a line that writes such a form (``I bought it`` -> ``I bought it buy``), and
 a query asks for the base form, so either form finds both, and every regular form of the base ("buys"). The index
-adds the English word after a weekday or a task's name in another language as well ("Freitag" -> "friday",
-"Aufgaben" -> "task": :mod:`.weekdays`, :mod:`.value_kinds`), which a query asks for them by.
+adds the English word after a weekday, a task or a phone named in another language as well ("Freitag" ->
+"friday", "Aufgaben" -> "task", "Telefon" -> "phone": :mod:`.weekdays`, :mod:`.value_kinds`), which a query asks
+for them by.
 
 Forms that are as often another word are left out: "left", "saw", "rose", "born", "lay", "bore", "bound",
 "ground", "wound", "shot", "bit", "lit" and "drew" (a name); "application" (software, not applying), "sale",
@@ -26,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .separators import TOKEN, cut_at_ascii_separators
-from .value_kinds import TASK_FORMS
+from .value_kinds import KIND_FORMS
 from .weekdays import FORMS as WEEKDAY_FORMS
 
 # base form, then its past forms (simple past, past participle) that differ from it
@@ -114,8 +115,8 @@ BASE_FORMS = {
     **_british_ise(),
     **_families(_SHORT),
 }
-# What the index adds: the base forms, and the English word for a weekday or a task's name in another language
-_ADDED = BASE_FORMS | WEEKDAY_FORMS | TASK_FORMS
+# What the index adds: the base forms, and the English word for a weekday, a task or a phone in another language
+_ADDED = BASE_FORMS | WEEKDAY_FORMS | KIND_FORMS
 _FORMS = frozenset(_ADDED)
 
 
@@ -126,7 +127,7 @@ def base_form(word: str) -> str:
 
 def base_forms(words: Sequence[str]) -> list[str]:
     """What the index adds after ``words`` (lower case), in their order: the base form of each of
-    :data:`BASE_FORMS`' forms, and the English word for each weekday or task's name in another language."""
+    :data:`BASE_FORMS`' forms, and the English word for each weekday, task or phone named in another language."""
     if _FORMS.isdisjoint(words):  # most lines: one set operation in C
         return []
     return [_ADDED[word] for word in words if word in _FORMS]

@@ -48,7 +48,7 @@ from .base_forms import base_form, with_base_forms
 from .inflections import porter_stem
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
-from .value_kinds import query_task_words, with_value_kinds
+from .value_kinds import query_kind_words, with_value_kinds
 from .weekdays import query_weekdays
 from .word_frequencies import english_share
 
@@ -346,7 +346,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     that frames the question (:func:`.stopwords.frames_question`: "tell", "describe", "kind" before "of"). A name
     for the tasks is the word task items are held to say: "to-do list" -> "todo" (:mod:`.value_kinds`); a weekday in
     another language is its English name: "Freitag", "金曜日" -> "friday" (:mod:`.weekdays`)."""
-    text = query_weekdays(query_task_words(fold(unicodedata.normalize("NFKC", text))))
+    text = query_weekdays(query_kind_words(fold(unicodedata.normalize("NFKC", text))))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
     capitals = _writes_acronyms(text)  # else a query in capitals: its words are not acronyms

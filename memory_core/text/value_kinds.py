@@ -1,11 +1,14 @@
-"""What a line writes without naming it: a web address, an email address, an IP address, a task, a weekday. Pure.
+"""What a line writes without naming it: a web address, an email address, an IP address, a phone number, a task, a
+weekday. Pure.
 
 "Grafana: https://grafana.internal.acme.io" answers "what's the Grafana URL?", "Dana Ruiz <dana@acme.io>" answers
-"what's Dana's email?", and "NAS at 192.168.1.20" answers "what's the IP of the NAS?", but none of them says "URL",
-"email" or "IP": keyword search ranked first any other note on Grafana, Dana or the NAS. The index adds the kind's
-words after a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the question finds
-the note that holds the value. Phone numbers are left out: written as digits with spaces, dots or dashes, they read
-as dates, times, prices and ticket numbers as often.
+"what's Dana's email?", "NAS at 192.168.1.20" answers "what's the IP of the NAS?" and "Plumber: Marco, 0176 555
+0101" answers "what's the plumber's phone number?", but none of them says "URL", "email", "IP" or "phone": keyword
+search ranked first any other note on Grafana, Dana, the NAS or the plumber. The index adds the kind's words after
+a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the question finds the note
+that holds the value. A phone number is told from the dates, times, prices, versions and ticket numbers that are
+digits with spaces, dots or dashes too by its form: a country code after "+", or a first 0 (a trunk prefix), and 10
+to 15 digits in all, or North America's (555) 123-4567.
 
 A Markdown task item is such a value too: "- [ ] Call the plumber" is an open task and "- [x] Renewed passport" a
 done one, and neither says so, so "open tasks", "TODO" and "what have I done?" found nothing. A task item adds
@@ -30,6 +33,15 @@ _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\d|\.\d)")  # a sentence may end after it
 _DOTTED = re.compile(r"\.\d{1,3}\.\d")  # what an IP address holds: a tenth of the time of _IPV4's scan
 _URL_WORDS = ("url", "link", "website")
+# A phone number: with its country code ("+49 176 5550101", "+1 (555) 123-4567"), with its trunk 0 ("0176 555 0101",
+# "(030) 1234567"), or as North America writes it ("(555) 123-4567", "555-123-4567"); not inside a longer number
+_NUMBER_RUN = re.compile(r"\d[\d ()./-]{8,22}\d")  # what one holds: a tenth of the time of _PHONE's scan
+_PHONE = re.compile(
+    r"(?<![\w+.,/-])(?:\+\d{1,3}(?: ?\(0\))?(?:[ ./-]?\(?\d{1,5}\)?){2,5}|\(?0\d{1,5}\)?(?:[ ./-]\d{2,8}){1,3}"
+    r"|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}([.-])\d{3}\1\d{4})(?![\w/-]|[.,]\d)"
+)
+_PHONE_DIGITS = range(10, 16)  # 8 at least after a "+"
+_PHONE_WORDS = ("phone", "telephone")
 # An ISO date's month and day, after its year: a pattern that starts with a character scans a line in a tenth of
 # the time of one that starts with the year's digits (most lines write no date)
 _MONTH_DAY = re.compile(r"-(\d\d)-(\d\d)(?![\d-])")
@@ -41,10 +53,11 @@ _TO_DO = re.compile(r"(?<![\w-])to-dos?(?![\w-])", re.I)  # "to-do", "To-Dos": o
 # How a query names the tasks: "to-do list", "todo list", "task list" ask for them, whose lines do not say "list" (a
 # word no note holds, it made the answer abstain); "left to do" and "need to do" ask for the open ones
 _TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|((?:left|needs?) to do)|tasks?)(?:[ -]lists?)?(?![\w-])", re.I)
-# How other languages name tasks and their states, under the word a task item is held to say: the index adds that
-# word after such a word (:mod:`.base_forms`), and a query asks by it ("¿qué tareas tengo pendientes?" -> "task
-# pending"). Not words as often another: Dutch "taken" (English "taken"), Italian "fatto" ("fact"), Spanish "hecho".
-_TASK_FORMS = """
+# How other languages name tasks, their states and a phone, under the word a task item or a phone number is held to
+# say: the index adds that word after such a word (:mod:`.base_forms`), and a query asks by it ("¿qué tareas tengo
+# pendientes?" -> "task pending", "Telefonnummer" -> "phone"). Not words as often another: Dutch "taken" (English
+# "taken"), Italian "fatto" ("fact"), Spanish "hecho", German "Handy" (English "handy").
+_KIND_FORMS = """
 task aufgabe aufgaben tâche tâches tache taches tarea tareas tarefa tarefas compito compiti taak
     задача задачи задач задачу задачам задачах;
 open offen offene offenen offener openstaand openstaande;
@@ -52,13 +65,16 @@ pending pendiente pendientes pendente pendentes;
 done erledigt erledigte erledigten terminé terminée terminés terminées afgerond afgeronde;
 completed completado completada completados completadas terminado terminada terminados terminadas concluído
     concluída concluídos concluídas concluido concluida concluidos concluidas completato completata completati
-    completate выполнено выполнена выполнены
+    completate выполнено выполнена выполнены;
+phone telefon telefonnummer telefonnummern handynummer téléphone telefono teléfono telefone telefoon telefoonnummer
+    телефон телефона телефону телефоном
 """
-TASK_FORMS = {form: family.split()[0] for family in _TASK_FORMS.split(";") for form in family.split()[1:]}
-"""Each word another language names a task or its state with (lower case), with the English word it stands for."""
-_FOREIGN_TASK_WORD = re.compile(
+KIND_FORMS = {form: family.split()[0] for family in _KIND_FORMS.split(";") for form in family.split()[1:]}
+"""Each word another language names a task, its state or a phone with (lower case), with the English word it stands
+for."""
+_FOREIGN_KIND_WORD = re.compile(
     r"(?<![\w-])(?:(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)|(?P<word>"
-    + "|".join(sorted(TASK_FORMS, key=len, reverse=True))
+    + "|".join(sorted(KIND_FORMS, key=len, reverse=True))
     + r"))(?![\w-])",
     re.I,
 )
@@ -72,8 +88,10 @@ def value_kinds(line: str) -> list[str]:
         kinds += _URL_WORDS
     if "@" in line and _EMAIL.search(line):
         kinds.append("email")
-    if _DOTTED.search(line) and _IPV4.search(line):
+    if _DOTTED.search(line) and any(max(map(int, ip.group(0).split("."))) < 256 for ip in _IPV4.finditer(line)):
         kinds.append("ip")
+    if _NUMBER_RUN.search(line) and _writes_phone(line):
+        kinds += _PHONE_WORDS
     if _MONTH_DAY.search(line):
         kinds += _weekdays(line)
     if "]" in line and (task := _TASK.match(line)):
@@ -81,6 +99,15 @@ def value_kinds(line: str) -> list[str]:
     if _writes_to_do(line) and "todo" not in kinds:
         kinds.append("todo")
     return kinds
+
+
+def _writes_phone(line: str) -> bool:
+    """Whether ``line`` writes a phone number (:data:`_PHONE`) with as many digits as one has."""
+    for number in _PHONE.finditer(line):
+        digits = sum(char.isdigit() for char in number.group(0))
+        if digits in _PHONE_DIGITS or (digits >= 8 and number.group(0).startswith("+")):
+            return True
+    return False
 
 
 def _weekdays(line: str) -> list[str]:
@@ -109,11 +136,12 @@ def _writes_to_do(line: str) -> bool:
     return ("-do" in line or "-Do" in line or "-DO" in line) and _TO_DO.search(line) is not None
 
 
-def query_task_words(query: str) -> str:
-    """``query`` with each name it gives the tasks written as the word task items are held to say: "to-do list" ->
-    "todo", "what's left to do?" -> "open todo", "task list" -> "task", "Aufgaben" -> "task", "à faire" -> "todo"."""
+def query_kind_words(query: str) -> str:
+    """``query`` with each name it gives the tasks written as the word task items are held to say, and a phone in
+    another language as "phone": "to-do list" -> "todo", "what's left to do?" -> "open todo", "task list" -> "task",
+    "Aufgaben" -> "task", "à faire" -> "todo", "Telefonnummer" -> "phone"."""
     query = _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "open todo" if name.group(2) else "task", query)
-    return _FOREIGN_TASK_WORD.sub(lambda name: "todo" if name.group("todo") else TASK_FORMS[name.group("word").lower()], query)
+    return _FOREIGN_KIND_WORD.sub(lambda name: "todo" if name.group("todo") else KIND_FORMS[name.group("word").lower()], query)
 
 
 def with_value_kinds(text: str) -> str:
