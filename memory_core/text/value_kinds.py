@@ -72,8 +72,11 @@ phone telefon telefonnummer telefonnummern handynummer téléphone telefono tel�
 KIND_FORMS = {form: family.split()[0] for family in _KIND_FORMS.split(";") for form in family.split()[1:]}
 """Each word another language names a task, its state or a phone with (lower case), with the English word it stands
 for."""
+# ... and what is left to do, as "left to do" asks for the open tasks ("¿qué tengo que hacer?", "was ist noch zu tun?")
 _FOREIGN_KIND_WORD = re.compile(
-    r"(?<![\w-])(?:(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)|(?P<word>"
+    r"(?<![\w-])(?:(?P<open>(?:tengo|hay|queda|falta) (?:que|por) hacer|noch zu (?:tun|erledigen)|(?:reste|rester) à faire"
+    r"|(?:rimane|resta) da fare|nog te doen)"
+    r"|(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)|(?P<word>"
     + "|".join(sorted(KIND_FORMS, key=len, reverse=True))
     + r"))(?![\w-])",
     re.I,
@@ -139,9 +142,14 @@ def _writes_to_do(line: str) -> bool:
 def query_kind_words(query: str) -> str:
     """``query`` with each name it gives the tasks written as the word task items are held to say, and a phone in
     another language as "phone": "to-do list" -> "todo", "what's left to do?" -> "open todo", "task list" -> "task",
-    "Aufgaben" -> "task", "à faire" -> "todo", "Telefonnummer" -> "phone"."""
+    "Aufgaben" -> "task", "à faire" -> "todo", "tengo que hacer" -> "open todo", "Telefonnummer" -> "phone"."""
     query = _TASK_NAME.sub(lambda name: "todo" if name.group(1) else "open todo" if name.group(2) else "task", query)
-    return _FOREIGN_KIND_WORD.sub(lambda name: "todo" if name.group("todo") else KIND_FORMS[name.group("word").lower()], query)
+    return _FOREIGN_KIND_WORD.sub(_english_kind, query)
+
+
+def _english_kind(name: re.Match[str]) -> str:
+    """The English words a task's or a phone's name in another language (:data:`_FOREIGN_KIND_WORD`) is asked as."""
+    return "open todo" if name.group("open") else "todo" if name.group("todo") else KIND_FORMS[name.group("word").lower()]
 
 
 def with_value_kinds(text: str) -> str:
