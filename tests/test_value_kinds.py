@@ -25,6 +25,10 @@ MakeEngine = Callable[..., MemoryEngine]
         ("Dana Ruiz <dana.ruiz+memdex@acme.co.uk>", ["email"]),
         ("NAS at 192.168.1.20, router 192.168.1.1.", ["ip"]),
         ("mail me at dana@acme.io from 10.0.0.7", ["email", "ip"]),
+        ("NAS at 2001:db8::20, link-local fe80::1ff:fe23:4567:890a%eth0", ["ip"]),
+        ("localhost is ::1; the prefix 2001:0db8:85a3::/48", ["ip"]),
+        # not these: a time, a MAC address, C++ and Haskell, a word of hex letters, an IPv4 address's parts over 255
+        ("at 10:30:00, MAC 00:1a:2b:3c:4d:5e, std::vector, x :: Int, dead::beef, 1.299.000.000 users", []),
         # not these: a mention, a version, a date, a time, a price, a decimal
         ("ping @dana about v1.2.3 on 2026.10.05 at 10:30, 1,299.00 EUR, 3.14159", []),
         ("version 1.2.3.4.5 and 1234.1.1.1", []),
@@ -46,7 +50,7 @@ MakeEngine = Callable[..., MemoryEngine]
         ("call +1 555 123 4567 or 555-123-4567 or 030/12345678 or 0176-55-0101", ["phone", "telephone"]),
         # not these: a time, a price, a decimal run, an ISBN, an order or ticket number, a postcode, a large number
         ("10:30-11:00, 1,299.00 EUR, CI 0.76-0.98, ISBN 0-306-40615-2, 978-3-16-148410-0", []),
-        ("order 12345678901, INC0012345678, 01067 Dresden, 1.299.000.000 users, SSN 123-45-6789, +15%", []),
+        ("order 12345678901, INC0012345678, 01067 Dresden, 1,299,000,000 users, SSN 123-45-6789, +15%", []),
     ],
 )
 def test_a_line_names_the_kind_of_each_value_it_writes(line: str, kinds: list[str]) -> None:

@@ -2,7 +2,7 @@
 weekday. Pure.
 
 "Grafana: https://grafana.internal.acme.io" answers "what's the Grafana URL?", "Dana Ruiz <dana@acme.io>" answers
-"what's Dana's email?", "NAS at 192.168.1.20" answers "what's the IP of the NAS?" and "Plumber: Marco, 0176 555
+"what's Dana's email?", "NAS at 192.168.1.20" (or "2001:db8::20") answers "what's the IP of the NAS?" and "Plumber: Marco, 0176 555
 0101" answers "what's the plumber's phone number?", but none of them says "URL", "email", "IP" or "phone": keyword
 search ranked first any other note on Grafana, Dana, the NAS or the plumber. The index adds the kind's words after
 a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the question finds the note
@@ -23,6 +23,7 @@ weekday written in another language (:mod:`.weekdays`).
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import re
 from functools import lru_cache
 
@@ -32,6 +33,9 @@ _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\w")
 _EMAIL = re.compile(r"\w@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\d|\.\d)")  # a sentence may end after it
 _DOTTED = re.compile(r"\.\d{1,3}\.\d")  # what an IP address holds: a tenth of the time of _IPV4's scan
+# What may be an IPv6 address ("2001:db8::1", "fe80::1ff:fe23:4567:890a", "::1"), told from a time, a MAC address or
+# "std::vector" by the standard library; only in a line with "::" or seven colons
+_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 _URL_WORDS = ("url", "link", "website")
 # A phone number: with its country code ("+49 176 5550101", "+1 (555) 123-4567"), with its trunk 0 ("0176 555 0101",
 # "(030) 1234567"), or as North America writes it ("(555) 123-4567", "555-123-4567"); not inside a longer number
@@ -91,7 +95,7 @@ def value_kinds(line: str) -> list[str]:
         kinds += _URL_WORDS
     if "@" in line and _EMAIL.search(line):
         kinds.append("email")
-    if _DOTTED.search(line) and any(max(map(int, ip.group(0).split("."))) < 256 for ip in _IPV4.finditer(line)):
+    if _writes_ip(line):
         kinds.append("ip")
     if _NUMBER_RUN.search(line) and _writes_phone(line):
         kinds += _PHONE_WORDS
@@ -102,6 +106,23 @@ def value_kinds(line: str) -> list[str]:
     if _writes_to_do(line) and "todo" not in kinds:
         kinds.append("todo")
     return kinds
+
+
+def _writes_ip(line: str) -> bool:
+    """Whether ``line`` writes an IPv4 address (parts below 256) or an IPv6 address (:data:`_IPV6`, with a digit:
+    not "::" nor "a::b", checked by :mod:`ipaddress`); each behind a cheap test."""
+    if _DOTTED.search(line) and any(max(map(int, ip.group(0).split("."))) < 256 for ip in _IPV4.finditer(line)):
+        return True
+    if "::" not in line and line.count(":") < 7:
+        return False
+    for candidate in _IPV6.finditer(line):
+        if any(char.isdigit() for char in candidate.group(0)):
+            try:
+                ipaddress.IPv6Address(candidate.group(0))
+            except ValueError:
+                continue
+            return True
+    return False
 
 
 def _writes_phone(line: str) -> bool:
