@@ -2,18 +2,19 @@
 weekday. Pure.
 
 "Grafana: https://grafana.internal.acme.io" answers "what's the Grafana URL?", "Dana Ruiz <dana@acme.io>" answers
-"what's Dana's email?", "NAS at 192.168.1.20" (or "2001:db8::20") answers "what's the IP of the NAS?" and "Plumber: Marco, 0176 555
-0101" answers "what's the plumber's phone number?", but none of them says "URL", "email", "IP" or "phone": keyword
-search ranked first any other note on Grafana, Dana, the NAS or the plumber. The index adds the kind's words after
-a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the question finds the note
-that holds the value. A phone number is told from the dates, times, prices, versions and ticket numbers that are
-digits with spaces, dots or dashes too by its form: a country code after "+", or a first 0 (a trunk prefix), and 10
-to 15 digits in all, or North America's (555) 123-4567.
+"what's Dana's email?", "NAS at 192.168.1.20" (or "2001:db8::20") answers "what's the IP of the NAS?" and
+"Plumber: Marco, 0176 555 0101" answers "what's the plumber's phone number?", but none of them says "URL", "email",
+"IP" or "phone": keyword search ranked first any other note on Grafana, Dana, the NAS or the plumber. The index
+adds the kind's words after a line that writes such a value (as :mod:`.base_forms` adds a word's base form), so the
+question finds the note that holds the value. A phone number is told from the dates, times, prices, versions and
+ticket numbers that are digits with spaces, dots or dashes too by its form: a country code after "+", or a first 0
+(a trunk prefix), and 10 to 15 digits in all, or North America's (555) 123-4567.
 
 A Markdown task item is such a value too: "- [ ] Call the plumber" is an open task and "- [x] Renewed passport" a
 done one, and neither says so, so "open tasks", "TODO" and "what have I done?" found nothing. A task item adds
 "task todo" and its state's words; a line that writes "to-do" adds "todo", and a query asks "to-do" and "to-do
-list" as "todo" ("to" and "do" are stop words alone, and no task item says "list").
+list" as "todo" ("to" and "do" are stop words alone, and no task item says "list"). Seven other languages' words for
+a task, its state or a phone are held and asked for as the English ones (:data:`KIND_FORMS`: "Aufgaben" -> "task").
 
 An ISO date names its weekday: a daily log's heading "# 2026-12-03" is a Thursday's, and "what happened on
 Thursday?" found nothing. The index adds the English weekday after a line that writes a date, as it does after a
