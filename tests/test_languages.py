@@ -336,7 +336,6 @@ async def test_a_question_does_not_search_for_its_function_words(
     assert sorted(paths) == ["MEMORY.md", "memory/2026-11-20.md"], paths
 
 
-
 @pytest.mark.parametrize(
     ("query", "terms"),
     [
