@@ -35,6 +35,8 @@ MakeEngine = Callable[..., MemoryEngine]
         # not these: a name, a week that is no Monday, a weekday inside a word, an English query
         ("ask Domingo and Sabato about it", "ask Domingo and Sabato about it"),
         ("每周一次的会议，这周一起去", "每周一次的会议，这周一起去"),
+        ("周一鸣是谁？周一围呢？", "周一鸣是谁？周一围呢？"),  # 周 is a surname
+        ("周一下午和周五的会", " monday 下午和 friday 的会"),
         ("Freitags-Runde, the mardigras", "Freitags-Runde, the mardigras"),
         ("what happened on Friday?", "what happened on Friday?"),
     ],

@@ -45,14 +45,17 @@ _DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() fo
 FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
 """Each form a note may write a weekday in (a token the index cuts, lower case), with its English name."""
 
-# A weekday the query writes: a word of a spaced script, or a Chinese, Japanese or Korean weekday whole. A Chinese
-# 周 ("week") before 一 is no Monday where the two start "once a week" (每周一次) or "together" (这周一起).
+# A weekday the query writes: a word of a spaced script, or a Chinese, Japanese or Korean weekday whole. Chinese 周X
+# is also a name (周 is a surname: 周一鸣, 周一围) and starts "once a week" (每周一次) or "together" (这周一起): it is
+# a weekday where the query goes on with no Han character, or with one a weekday is followed by (a time of day, a
+# particle, a pronoun, a common verb: 周一上午, 周一下午, 周五的会, 周三我, 周日去).
 _HAN_DAYS = "一二三四五六日天"
+_AFTER_WEEKDAY = "上早晚中的了在去要有和开開做见見前后後到是会會还還就都又再我你他她们們"
 _QUERY_WEEKDAY = re.compile(
     r"(?<![\w-])(?P<word>"
     + "|".join(sorted((form for form in FORMS if max(form) < "\u3040"), key=len, reverse=True))
     + r")(?![\w-])"
-    rf"|(?:星期|礼拜|禮拜)(?P<han>[{_HAN_DAYS}])|[周週](?P<week>[{_HAN_DAYS[:-1]}])(?![起次些下直样般共定点切个個])"
+    rf"|(?:星期|礼拜|禮拜)(?P<han>[{_HAN_DAYS}])|[周週](?P<week>[{_HAN_DAYS[:-1]}])(?:(?![\u3400-\u9fff])|(?=[{_AFTER_WEEKDAY}]|下午))"
     r"|(?P<kanji>[月火水木金土日])曜日?|(?P<hangul>[월화수목금토일])요일[\uac00-\ud7af]*",  # with its particle
     re.IGNORECASE,
 )
