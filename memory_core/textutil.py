@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
+
+
+def either(words: Iterable[str]) -> str:
+    """A regular-expression group that matches any of ``words`` as written, the longest first (so a phrase is tried
+    before a word it starts with)."""
+    return "(?:" + "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)) + ")"
 
 
 def split_lines(text: str) -> list[str]:

@@ -19,9 +19,9 @@ import calendar
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Iterable
 
-from ..text.weekdays import ENGLISH, NAMES
+from ..text.weekdays import ENGLISH, HAN_DAYS, KANJI_DAYS, NAMES
+from ..textutil import either
 
 # how many days back each word names; phrases before the words they contain ("day before yesterday")
 DAYS_BACK: dict[str, int] = {
@@ -88,8 +88,8 @@ _LAST_WEEKDAY_WRITTEN = {
 }  # fmt: skip
 # Chinese and Japanese name a weekday of last week, Monday to Sunday (上周五: the Friday of the week before this one)
 _OF_LAST_WEEK = {
-    "上周{}": "一 二 三 四 五 六 日", "上週{}": "一 二 三 四 五 六 日", "上星期{}": "一 二 三 四 五 六 日",
-    "先週の{}曜日": "月 火 水 木 金 土 日", "先週{}曜日": "月 火 水 木 金 土 日",
+    "上周{}": " ".join(HAN_DAYS), "上週{}": " ".join(HAN_DAYS), "上星期{}": " ".join(HAN_DAYS),
+    "先週の{}曜日": " ".join(KANJI_DAYS), "先週{}曜日": " ".join(KANJI_DAYS),
 }  # fmt: skip
 PERIODS |= (
     {phrase.format(day): ("weekday", number) for phrase, days in _LAST_WEEKDAY.items() for number, day in enumerate(days.split())}
@@ -145,17 +145,12 @@ _UNITS = {  # (spaced words, words written onto the number) of each unit
 _UNIT_OF = {word: unit for unit, kinds in _UNITS.items() for words in kinds for word in words.split()}
 
 
-def _either(words: Iterable[str]) -> str:
-    """A group that matches any of ``words``, the longest first."""
-    return "(?:" + "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)) + ")"
-
-
-_NUMBER = r"(?:\d{1,3}|" + _either(_NUMBERS) + ")"
+_NUMBER = r"(?:\d{1,3}|" + either(_NUMBERS) + ")"
 _HAN_DIGITS = "".join(_HAN_NUMBERS)
 _HAN_NUMBER = rf"(?:\d{{1,3}}|[{_HAN_DIGITS}])"
-_SPACED_UNIT = _either(word for unit in _UNITS.values() for word in unit[0].split())
-_HAN_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
-_HANGUL_UNIT = _either(word for unit in _UNITS.values() for word in unit[1].split() if _HANGUL.match(word))
+_SPACED_UNIT = either(word for unit in _UNITS.values() for word in unit[0].split())
+_HAN_UNIT = either(word for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
+_HANGUL_UNIT = either(word for unit in _UNITS.values() for word in unit[1].split() if _HANGUL.match(word))
 _SPACED_AGO = (  # "ago" after the number and unit, or before them
     rf"(?<![\w.])(?:(?:vor|il y a|hace|há) {_NUMBER} {_SPACED_UNIT}|{_NUMBER} {_SPACED_UNIT} (?:ago|atrás|fa|geleden|назад))"
     r"(?![\w(])"
@@ -166,7 +161,7 @@ _WRITTEN_ON_AGO = (  # the unit written onto the number, and "ago" onto both (3�
 )
 _AGO_WORD = re.compile(r"(?<!\w)(?:ago|atrás|fa|geleden|назад|vor|il y a|hace|há)(?!\w)", re.IGNORECASE)
 _NUMBER_AND_UNIT = re.compile(  # the two inside what the patterns' ``ago`` group matched
-    rf"(?<![^\W\d_])({_NUMBER}|{_HAN_NUMBER}) ?({_either(_UNIT_OF)})", re.IGNORECASE
+    rf"(?<![^\W\d_])({_NUMBER}|{_HAN_NUMBER}) ?({either(_UNIT_OF)})", re.IGNORECASE
 )
 _WORDS = sorted([*DAYS_BACK, *PERIODS], key=len, reverse=True)  # the longest first: a phrase before its words
 # "一" (Monday in 上周一) starts words too: 上周一起 is "last week, together", 上周一次 "once last week"

@@ -19,6 +19,7 @@ import re
 import unicodedata
 
 from ..text.terms import fold_accents
+from ..textutil import either
 
 _MONTHS: dict[int, str] = {
     1: "january jan januar jänner janvier enero janeiro gennaio januari январь января январе",
@@ -37,7 +38,7 @@ _MONTHS: dict[int, str] = {
 YEARS_BACK = 30  # a date without its year names that day in each of these years: the ones with a log are named
 # each name as written and without its accents ("fevrier", "marz", "aout")
 MONTH = {form: month for month, names in _MONTHS.items() for name in names.split() for form in (name, fold_accents(name))}
-_MONTH_NAME = r"(?P<name>" + "|".join(sorted(map(re.escape, MONTH), key=len, reverse=True)) + r")\.?(?!\w)"
+_MONTH_NAME = rf"(?P<name>{either(MONTH)})\.?(?!\w)"
 _DAY = r"(?P<day>\d{1,2})"
 _YEAR = r"(?P<year>\d{4})(?!\d)"
 _OF = r"(?:(?:of|de)\s+)?"  # "13th of October", "19 de noviembre de 2026"

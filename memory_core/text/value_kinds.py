@@ -28,6 +28,7 @@ import ipaddress
 import re
 from functools import lru_cache
 
+from ..textutil import either
 from .weekdays import ENGLISH
 
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\w")
@@ -81,9 +82,8 @@ for."""
 _FOREIGN_KIND_WORD = re.compile(
     r"(?<![\w-])(?:(?P<open>(?:tengo|hay|queda|falta) (?:que|por) hacer|noch zu (?:tun|erledigen)|(?:reste|rester) à faire"
     r"|(?:rimane|resta) da fare|nog te doen)"
-    r"|(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)|(?P<word>"
-    + "|".join(sorted(KIND_FORMS, key=len, reverse=True))
-    + r"))(?![\w-])",
+    r"|(?P<todo>à faire|a faire|por hacer|da fare|te doen|zu erledigen)"
+    rf"|(?P<word>{either(KIND_FORMS)}))(?![\w-])",
     re.I,
 )
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from ..textutil import either
+
 ENGLISH = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Each language's weekdays, Monday first (:mod:`..search.relative_days` reads "last Friday" in them too)
 NAMES = {
@@ -49,19 +51,20 @@ FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in 
 # is also a name (周 is a surname: 周一鸣, 周一围) and starts "once a week" (每周一次) or "together" (这周一起): it is
 # a weekday where the query goes on with no Han character, or with one a weekday is followed by (a time of day, a
 # particle, a pronoun, a common verb: 周一上午, 周一下午, 周五的会, 周三我, 周日去).
-_HAN_DAYS = "一二三四五六日天"
+HAN_DAYS = "一二三四五六日"  # Chinese writes the weekdays after 星期 or 周, Monday first (星期天 is Sunday too)
+KANJI_DAYS = "月火水木金土日"  # Japanese writes them before 曜日
+_HANGUL_DAYS = "월화수목금토일"  # Korean before 요일
 _AFTER_WEEKDAY = "上早晚中的了在去要有和开開做见見前后後到是会會还還就都又再我你他她们們"
+_SPACED = [form for form in FORMS if max(form) < "\u3040"]  # Latin, Greek and Cyrillic forms
 _QUERY_WEEKDAY = re.compile(
-    r"(?<![\w-])(?P<word>"
-    + "|".join(sorted((form for form in FORMS if max(form) < "\u3040"), key=len, reverse=True))
-    + r")(?![\w-])"
-    rf"|(?:星期|礼拜|禮拜)(?P<han>[{_HAN_DAYS}])|[周週](?P<week>[{_HAN_DAYS[:-1]}])(?:(?![\u3400-\u9fff])|(?=[{_AFTER_WEEKDAY}]|下午))"
-    r"|(?P<kanji>[月火水木金土日])曜日?|(?P<hangul>[월화수목금토일])요일[\uac00-\ud7af]*",  # with its particle
+    rf"(?<![\w-])(?P<word>{either(_SPACED)})(?![\w-])"
+    rf"|(?:星期|礼拜|禮拜)(?P<han>[{HAN_DAYS}天])|[周週](?P<week>[{HAN_DAYS}])(?:(?![\u3400-\u9fff])|(?=[{_AFTER_WEEKDAY}]|下午))"
+    rf"|(?P<kanji>[{KANJI_DAYS}])曜日?|(?P<hangul>[{_HANGUL_DAYS}])요일[\uac00-\ud7af]*",  # with its particle
     re.IGNORECASE,
 )
 _GERMAN = (*NAMES["de"].split(), "sonnabend")  # German writes its weekdays with a capital
 _FIRST_LETTER = re.compile(r"[^\W\d_]")
-_LOWER_CASE = frozenset(form for form in FORMS if max(form) < "\u3040" and not form.startswith(_GERMAN))
+_LOWER_CASE = frozenset(form for form in _SPACED if not form.startswith(_GERMAN))
 
 
 def query_weekdays(query: str) -> str:
@@ -77,7 +80,7 @@ def _english(found: re.Match[str], first: int) -> str:
         is_name = word[0].isupper() and found.start() > first and word.lower() in _LOWER_CASE
         return written if is_name else FORMS[word.lower()]
     if day := found.group("han") or found.group("week"):
-        return f" {ENGLISH[min(_HAN_DAYS.index(day), 6)]} "  # 日 and 天 are both Sunday
+        return f" {ENGLISH[HAN_DAYS.index(day) if day != '天' else 6]} "  # 日 and 天 are both Sunday
     if day := found.group("kanji"):
-        return f" {ENGLISH['月火水木金土日'.index(day)]} "
-    return f" {ENGLISH['월화수목금토일'.index(found.group('hangul'))]} "
+        return f" {ENGLISH[KANJI_DAYS.index(day)]} "
+    return f" {ENGLISH[_HANGUL_DAYS.index(found.group('hangul'))]} "
