@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memdex.memory_core import MemoryEngine
-from memdex.memory_core.search.recency import without_latest
+from memdex.memory_core.search.recency import names_a_weekday, without_latest
+from memdex.memory_core.text.terms import query_terms
 
 MakeEngine = Callable[..., MemoryEngine]
 
@@ -79,3 +80,37 @@ async def test_the_newest_log_that_holds_the_subject_ranks_first_for_the_latest(
     assert [[hit.path for hit in answer.results][:1] for answer in chinese] == [
         ["memory/2026-09-15.md"], ["memory/2026-11-26.md"]
     ]
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [("what did I do on Friday?", True), ("friday", True), ("Was habe ich am Freitag gemacht?", True),
+     ("¿qué hice el viernes?", True), ("星期五做了什么", True), ("金曜日に何をした？", True),
+     ("what do we do on Fridays?", False), ("what did I do yesterday?", False), ("Ask Domingo about the lease", False)],
+)  # fmt: skip
+def test_a_query_that_names_a_weekday_asks_for_the_latest_such_day(query: str, named: bool) -> None:
+    """A plural ("on Fridays") asks for every Friday: it names no day."""
+    assert names_a_weekday(query_terms(query)) is named
+
+
+@pytest.mark.both_stores
+async def test_the_latest_log_of_a_weekday_ranks_first_for_that_weekday(
+    make_engine: MakeEngine, write: Callable[[str, str], Path]
+) -> None:
+    """Three Fridays' logs held "what did I do on Friday?" alike, and the oldest came first: ties fell to the store's
+    order."""
+    for day in ("2026-11-20", "2026-11-27", "2026-12-04"):  # Fridays
+        write(f"memory/{day}.md", f"# {day}\n\n- Standup; worked on the export.\n")
+    write("memory/2026-12-03.md", "# 2026-12-03\n\n- Dana asked for the Friday release notes.\n")
+    write("MEMORY.md", "# Memory\n\n- No deploys on Fridays.\n")
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await engine.sync()
+        friday = [await engine.search(query) for query in ("what did I do on Friday?", "Was habe ich am Freitag gemacht?")]
+        export = await engine.search("export on Friday", explain=True)
+        plural = await engine.search("deploys on Fridays")
+    fridays = ["memory/2026-12-04.md", "memory/2026-11-27.md", "memory/2026-11-20.md"]
+    for answer in friday:  # the rule about Fridays may rank among them: it is undated, and short
+        assert [hit.path for hit in answer.results if hit.path in fridays] == fridays
+    assert [hit.path for hit in export.results][:3] == fridays
+    assert export.results[0].explain is not None and export.results[0].explain.decay == 1.0
+    assert [hit.path for hit in plural.results][:1] == ["MEMORY.md"]

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+
+from ..text.weekdays import ENGLISH
 
 _LATEST = re.compile(
     r"(?<!\w)(?:"
@@ -40,3 +43,14 @@ def without_latest(text: str) -> str | None:
         return None
     starts, ends = [0, *(end for _, end in cuts)], [*(start for start, _ in cuts), len(query)]
     return " ".join(query[start:end] for start, end in zip(starts, ends, strict=True))
+
+
+def names_a_weekday(terms: Iterable[str]) -> bool:
+    """Whether a query's terms name a weekday ("what did I do on Friday?", "am Freitag", "星期五" are all searched
+    as ``friday``: :mod:`..text.weekdays`). Such a query asks for the latest such day, as "last Friday" does, but
+    names no log (:mod:`.relative_days`): the newest Friday's log ranks before the older ones that hold as much of
+    it. A plural ("what do we do on Fridays?") asks for every Friday, and is searched as it is."""
+    return not _WEEKDAYS.isdisjoint(terms)
+
+
+_WEEKDAYS = frozenset(ENGLISH)

@@ -43,7 +43,7 @@ from .near_words import hint_text, near_words
 from .other_endings import other_endings
 from .other_forms import forms_text, other_forms
 from .ranking import Ranked, keyword_score, rank_hybrid, rank_keyword
-from .recency import without_latest
+from .recency import names_a_weekday, without_latest
 from .relative_days import named_days
 from .rerank import Reranker, open_reranker, rerank_order
 from .scoring import TermWeights, naming_share, soft_cap, weigh_terms
@@ -164,9 +164,9 @@ class Searcher:
         depth = limit if self.reranker is None else max(limit, self.rerank.candidates)  # how many fused candidates to keep
         candidates = min(MAX_CANDIDATES, depth * q.candidate_multiplier)
         rest = without_latest(request.text)  # None: the query does not ask for the newest
-        latest = rest is not None
         repeats = (term_repeats(rest) if rest is not None else {}) or term_repeats(request.text)  # "latest?" as it is
         terms = list(repeats)
+        latest = rest is not None or names_a_weekday(terms)
         warnings = _index_warnings(status)
         found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings, today)
         ranked: list[Ranked]
