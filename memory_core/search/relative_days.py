@@ -5,8 +5,8 @@ asks "what did we do yesterday?" or "what happened last week?" as often as it wr
 mean the same days in every language that writes them are taken: French "hier" is German "here", Chinese "前天"
 ("the day before yesterday") is also the end of "以前" and the start of "天气", so neither names a day. A weekday
 alone ("on Friday") names no log: a past or a coming Friday, and a deploy that runs every Friday, read alike (the
-index holds each date's weekday, so keyword search finds every Friday's log: :mod:`..text.value_kinds`); "last
-Friday" is the latest Friday before today.
+index holds each date's weekday, so keyword search finds every Friday's log, the newest first:
+:func:`.recency.names_a_weekday`); "last Friday" is the latest Friday before today.
 
 A week is a calendar week from Monday (ISO 8601), a month a calendar month: "last week" on a Sunday is the week
 before the one that ends that day, "this week" and "this month" run from their first day to their last. "3 days
