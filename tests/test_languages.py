@@ -367,3 +367,24 @@ def test_a_function_word_english_shares_tells_the_language_with_one_it_lacks(que
     """"Was ist am Mittwoch passiert?" searched for "ist", a word of most German notes: "was" and "am" are English
     function words, so "ist" alone told German, which takes two."""
     assert query_terms(query) == terms
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("Telefonnummer vom Vermieter", ["phone", "vermieter"]),
+        ("Jana im Büro", ["jana", "büro"]),
+        ("von Neumann architecture", ["neumann", "architecture"]),
+        # not these: English writes the word ("de", "los"), or the query has an English function word beside it
+        ("Rio de Janeiro", ["rio", "de", "janeiro"]),
+        ("Los Angeles office", ["los", "angeles", "office"]),
+        ("IFIT1 restricts viral replication by sequestrating mis-capped RNAs",
+         ["ifit1", "restricts", "viral", "replication", "sequestrating", "mis", "capped", "rnas"]),
+        ("the MIT license", ["mit", "license"]),
+    ],
+)  # fmt: skip
+def test_a_function_word_english_never_writes_tells_the_language_alone(query: str, terms: list[str]) -> None:
+    """"Telefonnummer vom Vermieter" searched for "vom", which most German notes hold: one function word, and
+    German takes two. One that English never writes (outside its commonest words) is enough where no English
+    function word says otherwise, as one with a letter English lacks is ("qué")."""
+    assert query_terms(query) == terms

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .word_frequencies import english_share
+
 # English words that carry no retrieval signal in questions: articles, prepositions, pronouns, question words,
 # conjunctions, auxiliaries, the adverbs that ask whether something holds by now ("what's still open?", "paid
 # yet?": searched, a word no note holds made the answer abstain), and the contractions a typed query writes
@@ -184,13 +186,26 @@ def is_german(words: Sequence[str]) -> bool:
 def _written_in(words: Sequence[str], language: frozenset[str], english: int) -> list[str]:
     """The function words of ``language`` among ``words`` that English does not share, when they tell that
     language: one at least, and two or more with the ones English shares ("was", "am" in "Was ist am Montag?"),
-    and more of those than ``english`` (how many of ``words`` are English function words); else none."""
+    and more of those than ``english`` (how many of ``words`` are English function words); else none. One that
+    English never writes counts as two (:func:`_telling`)."""
     found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
     if not found:
         return []
     shared = sum(word in language for word in words if word in ENGLISH_STOPWORDS)
-    told = shared + sum(1 if word.isascii() or word in _COUNTS_ONCE else 2 for word in found)  # "qué", "für": no English word
+    told = shared + sum(_telling(word, english) for word in found)
     return found if told >= 2 and told > english else []
+
+
+def _telling(word: str, english: int) -> int:
+    """How much a function word of another language tells that language: two where English never writes it, one
+    else. A letter English lacks says so ("qué", "für"); so does a word outside English's commonest in a query
+    with no English function word ("vom" in "Telefonnummer vom Vermieter", not "mis" of "by sequestrating
+    mis-capped RNAs", nor "de" or "los", which English writes in names)."""
+    if word in _COUNTS_ONCE:
+        return 1
+    if not word.isascii():
+        return 2
+    return 2 if english == 0 and not english_share(word) else 1
 
 
 def frames_question(word: str, following: str) -> bool:
