@@ -17,6 +17,7 @@ from memdex.memory_core.search.compounds import (
     compound_heads,
     compound_tails,
     joined_words,
+    missing_pairs,
     query_pairs,
     split_words,
     splittable,
@@ -109,6 +110,17 @@ def test_two_words_side_by_side_are_joined_when_the_notes_write_them_as_one_and_
     }
 
 
+def test_two_words_no_note_holds_are_paired_in_either_order_wherever_the_query_writes_them() -> None:
+    """"Wann ist der Termin beim Zahnarzt?" found nothing in notes that say "Zahnarzttermin": the query names the
+    compound's parts the other way round, with a word between."""
+    pairs = missing_pairs(["termin", "zahnarzt"])
+    assert pairs == [("termin", "zahnarzt"), ("zahnarzt", "termin")]
+    found = joined_words(pairs, ["termin", "zahnarzt"], _count({"zahnarzttermin": 1}), _is_term)
+    assert found == {("zahnarzt", "termin"): "zahnarzttermin"}
+    assert missing_pairs(["termin"]) == [] and missing_pairs(["데이터", "베이스"]) == []
+    assert len(missing_pairs([f"{letter}aaaa" for letter in "bcdefg"])) == MAX_WORDS * (MAX_WORDS - 1)
+
+
 def test_the_pairs_of_a_query_are_its_terms_written_apart_or_with_a_hyphen() -> None:
     assert query_pairs("Wann war die Datenbank-Migration?") == [("datenbank", "migration")]
     assert query_pairs("the health care of the data base") == [("health", "care"), ("data", "base")]
@@ -146,6 +158,7 @@ async def test_a_compound_is_found_however_the_query_writes_it(make_engine: Make
             ("Wann haben wir die Datenbankmigration beschlossen?", "MEMORY.md", "Datenbank-Migration"),
             ("Haus Tür", "MEMORY.md", "Haustür"),
             ("healthcare provider", "memory/2026-03-07.md", "health care"),
+            ("Wer repariert die Tür vom Haus?", "MEMORY.md", "Haustür"),  # the parts the other way round, apart
         ]:
             answer = await engine.search(query, max_chars=300)
             assert [hit.path for hit in answer.results][:1] == [path], (query, answer.warning)

@@ -7,7 +7,7 @@ looked up, from the query's words and the notes' own:
 
 * a query word no note holds, that notes write as two words side by side (:func:`split_words`);
 * two query words written apart or with a hyphen, one of which no note holds, that notes write as one word
-  (:func:`query_pairs`, :func:`joined_words`);
+  (:func:`query_pairs`, :func:`joined_words`), or two that no note holds, in either order (:func:`missing_pairs`);
 * a query word no note holds on its own, that notes hold as the first part of longer words: "Schlüssel" of
   "Schlüsseldienst" (:func:`compound_heads`), or as the last: "Migration" of "Datenbankmigration"
   (:func:`compound_tails`).
@@ -132,6 +132,14 @@ def query_pairs(text: str) -> list[tuple[str, str]]:
         for head, tail in zip(pieces, pieces[1:])
         if head and tail and head != tail and _apart(head, tail).search(plain)
     ]
+
+
+def missing_pairs(missing: Sequence[str]) -> list[tuple[str, str]]:
+    """Two query words no note holds, in either order, wherever the query writes them: a compound's parts as a
+    question names them, the other way round and apart ("Termin beim Zahnarzt" of "Zahnarzttermin"). Of the first
+    :data:`MAX_WORDS` such words in the Latin, Greek or Cyrillic alphabets."""
+    words = [word for word in dict.fromkeys(missing) if alphabetic(word)][:MAX_WORDS]
+    return [(head, tail) for head in words for tail in words if head != tail]
 
 
 def joined_words(

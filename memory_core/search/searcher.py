@@ -36,7 +36,16 @@ from ..text.terms import (
     written_words,
 )
 from ..text.word_frequencies import english_share
-from .compounds import HEAD_TERMS, Count, compound_heads, compound_tails, joined_words, query_pairs, split_words
+from .compounds import (
+    HEAD_TERMS,
+    Count,
+    compound_heads,
+    compound_tails,
+    joined_words,
+    missing_pairs,
+    query_pairs,
+    split_words,
+)
 from .keyword import keyword_candidates
 from .named_files import NameIndex, iso_dates
 from .near_words import hint_text, near_words
@@ -362,7 +371,8 @@ class Searcher:
         A word the query asks already, in any form, is not asked again (:func:`_unasked`)."""
         ops, texts = self.index.ops, partial(_texts, self.index.ops, conn)
         written: dict[str, tuple[str, ...]] = {}
-        for (head, tail), word in joined_words(query_pairs(text), missing, count, _is_term).items():
+        pairs = list(dict.fromkeys([*query_pairs(text), *missing_pairs(missing)]))
+        for (head, tail), word in joined_words(pairs, missing, count, _is_term).items():
             if head not in written and tail not in written:
                 written[head], written[tail] = (word,), ()
         left = [term for term in missing if term not in written]
