@@ -248,6 +248,28 @@ async def test_a_short_spanish_question_does_not_search_for_its_function_word(ma
     assert paths == ["MEMORY.md", "memory/2026-11-20.md"], paths
 
 
+async def test_a_polish_memory_answers_its_questions_without_their_function_words(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """"Kiedy jest wizyta u dentysty?" searched for "kiedy", "jest" and "u" (named as words no note holds); "Kto to
+    jest Kasia?" ranked the notes that say "jest"; "Jakie zadania są otwarte?" found no task; "w piątek" no Friday."""
+    notes = {
+        "MEMORY.md": "# Pamięć\n\n- Kasia Nowak: kierowniczka zespołu.\n- Nie wdrażamy w piątki.\n",
+        "memory/2026-12-01.md": "# 2026-12-01\n\n- Tomek jest chory, wraca w poniedziałek.\n",
+        "memory/2026-12-03.md": "# 2026-12-03\n\n- Wizyta u dentysty 11.12 o 16:00.\n- [ ] Zamówić nowy laptop\n",
+        "memory/2026-12-04.md": "# 2026-12-04\n\n- Technik był, naprawił ogrzewanie; jest ciepło.\n",
+    }
+    root = _written(tmp_path / "polish", notes)
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        dentist = await engine.search("Kiedy jest wizyta u dentysty?")
+        kasia = await engine.search("Kto to jest Kasia?")
+        tasks = await engine.search("Jakie zadania są otwarte?")
+        friday = await engine.search("co było w piątek?")
+    assert [hit.path for hit in dentist.results] == ["memory/2026-12-03.md"] and dentist.warning is None
+    assert [hit.path for hit in kasia.results] == ["MEMORY.md"]
+    assert [hit.path for hit in tasks.results][:1] == ["memory/2026-12-03.md"]
+    assert {"memory/2026-12-04.md", "MEMORY.md"} <= {hit.path for hit in friday.results}  # a Friday's log, "w piątki"
+
+
 async def test_a_katakana_word_answers_only_when_half_of_its_bigrams_or_more_are_held(make_engine: MakeEngine, tmp_path: Path) -> None:
     """In three notes about backups, アッ and ップ of バックアップ answered "how do I make an apple pie?" (アップルパイ):
     two of the word's five bigrams are part of another word. A word the notes hold, a part of one (データ of

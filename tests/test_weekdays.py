@@ -28,6 +28,9 @@ MakeEngine = Callable[..., MemoryEngine]
         ("cosa ho fatto lunedì e martedi", "cosa ho fatto monday e tuesday"),
         ("wat deed ik op zondag", "wat deed ik op sunday"),
         ("что было в пятницу и во вторник?", "что было в friday и во tuesday?"),
+        ("co zrobiłem w środę i w piątek?", "co zrobiłem w wednesday i w friday?"),  # Polish, in its cases
+        ("Co jsem dělal ve středu a v pátek?", "Co jsem dělal ve wednesday a v friday?"),  # Czech
+        ("Patek Philippe, Patek", "Patek Philippe, Patek"),  # unaccented Czech "pátek" is the watchmaker
         ("星期五做了什么", " friday 做了什么"),
         ("上周日和礼拜天", "上 sunday 和 sunday "),
         ("金曜日に何をした", " friday に何をした"),
@@ -56,6 +59,8 @@ def test_the_index_adds_the_english_name_after_a_weekday_in_another_language() -
         "金曜日に会議": "friday",
         "일요일에 회의": "sunday",
         "el miércoles, dentista": "wednesday",
+        "Nie wdrażamy w piątki.": "friday",
+        "Schůzka v pondělí": "monday",
     }
     for line, day in lines.items():
         assert index_text(line).endswith(f" {day}"), line

@@ -2,10 +2,11 @@
 them; the index keeps every word.
 
 English's, Russian's, Hindi's, Hebrew's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those
-of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languages, Indonesian, Vietnamese and
-Turkish are dropped from a query written in that language (:func:`foreign_function_words`): many of them are words
-in English ("de" in "Rio de Janeiro" and "de novo", "die", "war", "car", "pour", "come", "men"), and an English
-query keeps them. Single letters other than ``a`` and ``i`` are never dropped (vitamin D, T cells, E. coli) unless
+of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languages, Polish, Czech, Indonesian,
+Vietnamese and Turkish are dropped from a query written in that language (:func:`foreign_function_words`): many of
+them are words in English ("de" in "Rio de Janeiro" and "de novo", "die", "war", "car", "pour", "come", "men"), and
+an English query keeps them. Single letters other than ``a`` and ``i`` are never dropped (vitamin D, T cells, E.
+coli), but in a Polish or Czech query ("w", "z": "in", "with"), unless
 an apostrophe cut them off a word (:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a
 word in capitals in a query that is not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean
 function words are cut where their scripts are segmented (:mod:`.segments`). English words that frame a question
@@ -106,6 +107,19 @@ _DANISH_NORWEGIAN = (
     "hvem hvilke hvilken når hvor hvorfor hvordan kan skal vil blev ble fra men eller så også kun meget mye min mit "
     "mine din dit dine sit sine hans hendes hennes deres vores vår vårt våre der her"
 )
+# Polish and Czech prepositions (their one-letter ones too: "w", "z", "u", "o", "v"), conjunctions, pronouns,
+# question words, the common forms of "be" and "have", "not" and "yes".
+_POLISH = (
+    "w we z ze na do o od po przy u za przez dla bez pod nad przed między oraz lub albo ale czy że żeby to ten ta "
+    "te tego tej tych tym co kto kogo komu kiedy gdzie jak jaki jaka jakie jakiego jakiej który która które "
+    "którego której jest są był była było byli były być będzie mam ma mamy mają się mi mnie mój moja moje mojego "
+    "nasz nasza nasze jego jej ich już jeszcze też także bardzo ile dlaczego czemu tak nie"
+)
+_CZECH = (
+    "v ve z ze na do o od po při u za přes bez pod nad před mezi nebo ale že aby to ten ta ty toho té tom co "
+    "kdo koho komu kdy kde jak jaký jaká jaké jakou který která které kterého je jsou byl byla bylo byli být bude "
+    "jsem jsi jsme jste mám má máme mají se si mi mě můj moje naše jeho její jejich už ještě také velmi kolik proč ano ne"
+)
 # Indonesian and Malay.
 _INDONESIAN = (
     "yang dan di ke dari untuk dengan pada ini itu adalah akan tidak ada apa siapa kapan mana bagaimana mengapa "
@@ -155,14 +169,17 @@ _FRAMING_WORDS = frozenset(_FRAMING.split())
 # nothing to search for (:func:`.terms.only_stop_words`).
 QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split())
 _GERMAN_WORDS = frozenset(_GERMAN.split())
-_OTHER_LATIN = (_FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _INDONESIAN, _VIETNAMESE, _TURKISH)
+_OTHER_LATIN = (
+    _FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _POLISH, _CZECH, _INDONESIAN, _VIETNAMESE,
+    _TURKISH,
+)  # fmt: skip
 _LATIN_SCRIPT = (_GERMAN_WORDS, *(frozenset(words.split()) for words in _OTHER_LATIN))
 _EVERY_FUNCTION_WORD = QUERY_STOPWORDS.union(*_LATIN_SCRIPT)
 
 
 def foreign_function_words(words: Sequence[str]) -> frozenset[str]:
     """The function words a query of ``words`` (lower-cased, in order) drops as a query in French, Spanish,
-    Portuguese, Italian, German, Dutch, Swedish, Danish, Norwegian, Indonesian, Vietnamese or Turkish: those of
+    Portuguese, Italian, German, Dutch, Swedish, Danish, Norwegian, Polish, Czech, Indonesian, Vietnamese or Turkish: those of
     each language in which two of its words or more are function words (English's aside: "in", "was"), and more of
     them than are English ones. "Quelle est la couleur du ciel" drops "est la du"; "what did Jolene do in Rio de
     Janeiro" keeps "de". A function word written with a letter English does not write counts as two: "¿Qué prefiere
@@ -188,10 +205,11 @@ def _written_in(words: Sequence[str], language: frozenset[str], english: int) ->
     language: one at least, and two or more with the ones English shares ("was", "am" in "Was ist am Montag?"),
     and more of those than ``english`` (how many of ``words`` are English function words); else none. One that
     English never writes counts as two (:func:`_telling`)."""
-    found = [word for word in words if word in language and word not in ENGLISH_STOPWORDS]
+    distinct = list(dict.fromkeys(words))  # a word asked twice ("pro-inflammatory ... pro- and") tells no more
+    found = [word for word in distinct if word in language and word not in ENGLISH_STOPWORDS]
     if not found:
         return []
-    shared = sum(word in language for word in words if word in ENGLISH_STOPWORDS)
+    shared = sum(word in language for word in distinct if word in ENGLISH_STOPWORDS)
     told = shared + sum(_telling(word, english) for word in found)
     return found if told >= 2 and told > english else []
 
@@ -201,7 +219,7 @@ def _telling(word: str, english: int) -> int:
     else. A letter English lacks says so ("qué", "für"); so does a word outside English's commonest in a query
     with no English function word ("vom" in "Telefonnummer vom Vermieter", not "mis" of "by sequestrating
     mis-capped RNAs", nor "de" or "los", which English writes in names)."""
-    if word in _COUNTS_ONCE:
+    if word in _COUNTS_ONCE or len(word) == 1:  # "z" of "z-index" tells no Polish
         return 1
     if not word.isascii():
         return 2

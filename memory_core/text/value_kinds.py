@@ -13,7 +13,7 @@ ticket numbers that are digits with spaces, dots or dashes too by its form: a co
 A Markdown task item is such a value too: "- [ ] Call the plumber" is an open task and "- [x] Renewed passport" a
 done one, and neither says so, so "open tasks", "TODO" and "what have I done?" found nothing. A task item adds
 "task todo" and its state's words; a line that writes "to-do" adds "todo", and a query asks "to-do" and "to-do
-list" as "todo" ("to" and "do" are stop words alone, and no task item says "list"). Seven other languages' words for
+list" as "todo" ("to" and "do" are stop words alone, and no task item says "list"). Nine other languages' words for
 a task, its state or a phone are held and asked for as the English ones (:data:`KIND_FORMS`: "Aufgaben" -> "task").
 
 An ISO date names its weekday: a daily log's heading "# 2026-12-03" is a Thursday's, and "what happened on
@@ -65,15 +65,16 @@ _TASK_NAME = re.compile(r"(?<![\w-])(?:(to-?dos?)|((?:left|needs?) to do)|tasks?
 # "taken"), Italian "fatto" ("fact"), Spanish "hecho", German "Handy" (English "handy").
 _KIND_FORMS = """
 task aufgabe aufgaben tâche tâches tache taches tarea tareas tarefa tarefas compito compiti taak
-    задача задачи задач задачу задачам задачах;
-open offen offene offenen offener openstaand openstaande;
+    задача задачи задач задачу задачам задачах zadanie zadania zadań úkol úkoly úkolů;
+open offen offene offenen offener openstaand openstaande otwarte otwarty otwartych otevřené otevřený otevřených;
 pending pendiente pendientes pendente pendentes;
-done erledigt erledigte erledigten terminé terminée terminés terminées afgerond afgeronde;
+done erledigt erledigte erledigten terminé terminée terminés terminées afgerond afgeronde zrobione zrobiony hotové
+    hotovo;
 completed completado completada completados completadas terminado terminada terminados terminadas concluído
     concluída concluídos concluídas concluido concluida concluidos concluidas completato completata completati
-    completate выполнено выполнена выполнены;
+    completate выполнено выполнена выполнены wykonane ukończone dokončené splněné;
 phone telefon telefonnummer telefonnummern handynummer téléphone telefono teléfono telefone telefoon telefoonnummer
-    телефон телефона телефону телефоном
+    телефон телефона телефону телефоном telefonu telefonem
 """
 KIND_FORMS = {form: family.split()[0] for family in _KIND_FORMS.split(";") for form in family.split()[1:]}
 """Each word another language names a task, its state or a phone with (lower case), with the English word it stands

@@ -3,7 +3,7 @@
 The index adds the English weekday after a line that writes an ISO date (:mod:`.value_kinds`), so "what did I do
 on Friday?" finds every Friday's log; but "was habe ich am Freitag gemacht?", "¿qué hice el viernes?",
 "星期五做了什么" and "金曜日に何をした?" found nothing. So the index adds the English name after a weekday written
-in German, French, Spanish, Italian, Dutch, Russian, Chinese, Japanese or Korean too (:data:`FORMS`, with the base
+in German, French, Spanish, Italian, Dutch, Polish, Czech, Russian, Chinese, Japanese or Korean too (:data:`FORMS`, with the base
 forms: :mod:`.base_forms`), and a query asks for such a weekday by its English name (:func:`query_weekdays`):
 either way of writing a weekday finds both.
 
@@ -27,21 +27,28 @@ NAMES = {
     "es": "lunes martes miércoles jueves viernes sábado domingo",
     "it": "lunedì martedì mercoledì giovedì venerdì sabato domenica",
     "nl": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+    "pl": "poniedziałek wtorek środa czwartek piątek sobota niedziela",
+    "cs": "pondělí úterý středa čtvrtek pátek sobota neděle",
 }
 # More of each day's forms, Monday first: German's "on Fridays" and plurals (not "Montage", also "assemblies"),
-# French, Spanish and Italian plurals, words typed without their accent, German's other Saturday, Russian's cases;
+# French, Spanish and Italian plurals, words typed without their accent, German's other Saturday, Russian's, Polish's
+# and Czech's cases (not Czech "patek" unaccented: Patek Philippe);
 # and the pieces the index cuts Chinese, Japanese and Korean weekdays into that name the day (星期五: 星期, 期五)
 _MORE_FORMS = """
-montags lundis lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일;
-dienstags dienstage dienstagen mardis martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일;
-mittwochs mittwoche mittwochen mercredis miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일;
-donnerstags donnerstage donnerstagen jeudis giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜
-    목요일;
-freitags freitage freitagen vendredis venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일;
-samstags samstage samstagen sonnabends samedis sábados sabados sabado sabati sonnabend суббота субботу субботы субботе
-    субботой 周六 週六 期六 拜六 土曜 토요일;
+montags lundis lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일
+    poniedziałku poniedziałki poniedzialek pondeli;
+dienstags dienstage dienstagen mardis martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일 wtorku
+    wtorki utery;
+mittwochs mittwoche mittwochen mercredis miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일 środę środy środzie sroda
+    srode středu středy streda stredu;
+donnerstags donnerstage donnerstagen jeudis giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜 목요일
+    czwartku czwartki čtvrtku ctvrtek ctvrtku;
+freitags freitage freitagen vendredis venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일 piątku
+    piątki piatek piatku pátku;
+samstags samstage samstagen sonnabends samedis sábados sabados sabado sabati sonnabend суббота субботу субботы
+    субботе субботой 周六 週六 期六 拜六 土曜 토요일 sobotę soboty sobocie sobote sobotu;
 sonntags sonntage sonntagen dimanches domingos domeniche воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天
-    拜日 拜天 日曜 일요일
+    拜日 拜天 日曜 일요일 niedzielę niedzieli niedziele neděli nedele nedeli
 """
 _DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() for day, more in enumerate(_MORE_FORMS.split(";"))]
 FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
