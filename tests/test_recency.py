@@ -103,8 +103,10 @@ async def test_the_latest_log_of_a_weekday_ranks_first_for_that_weekday(
         write(f"memory/{day}.md", f"# {day}\n\n- Standup; worked on the export.\n")
     write("memory/2026-12-03.md", "# 2026-12-03\n\n- Dana asked for the Friday release notes.\n")
     write("MEMORY.md", "# Memory\n\n- No deploys on Fridays.\n")
+    write("memory/2026-11-23.md", "# 2026-11-23\n\n- Planned the budget.\n")
     async with make_engine(embedding={"provider": "none"}) as engine:
         await engine.sync()
+        named = await engine.search("what did I plan on the Monday before 24 November 2026?", explain=True)
         friday = [await engine.search(query) for query in ("what did I do on Friday?", "Was habe ich am Freitag gemacht?")]
         export = await engine.search("export on Friday", explain=True)
         plural = await engine.search("deploys on Fridays")
@@ -114,3 +116,6 @@ async def test_the_latest_log_of_a_weekday_ranks_first_for_that_weekday(
     assert [hit.path for hit in export.results][:3] == fridays
     assert export.results[0].explain is not None and export.results[0].explain.decay == 1.0
     assert [hit.path for hit in plural.results][:1] == ["MEMORY.md"]
+    # a query that names a day itself asks for the days around it, not the latest Monday
+    assert named.results[0].path == "memory/2026-11-23.md" and named.results[0].explain is not None
+    assert {hit.explain.decay for hit in named.results if hit.explain} == {None}

@@ -49,7 +49,8 @@ def names_a_weekday(terms: Iterable[str]) -> bool:
     """Whether a query's terms name a weekday ("what did I do on Friday?", "am Freitag", "星期五" are all searched
     as ``friday``: :mod:`..text.weekdays`). Such a query asks for the latest such day, as "last Friday" does, but
     names no log (:mod:`.relative_days`): the newest Friday's log ranks before the older ones that hold as much of
-    it. A plural ("what do we do on Fridays?") asks for every Friday, and is searched as it is."""
+    it, unless the query names a day itself ("the Monday before July 24": the searcher asks). A plural ("what do we
+    do on Fridays?") asks for every Friday, and is searched as it is."""
     return not _WEEKDAYS.isdisjoint(terms)
 
 

@@ -175,9 +175,10 @@ class Searcher:
         rest = without_latest(request.text)  # None: the query does not ask for the newest
         repeats = (term_repeats(rest) if rest is not None else {}) or term_repeats(request.text)  # "latest?" as it is
         terms = list(repeats)
-        latest = rest is not None or names_a_weekday(terms)
         warnings = _index_warnings(status)
         found, weights = await self._candidates(request, repeats, candidates, status.chunks, vectors, warnings, today)
+        # a weekday asks for the latest such day, unless the query names a day itself ("the Monday before July 24")
+        latest = rest is not None or (names_a_weekday(terms) and not found.naming and not found.unlogged)
         ranked: list[Ranked]
         if found.query_vector is None:
             if not terms:
