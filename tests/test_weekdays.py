@@ -31,6 +31,8 @@ MakeEngine = Callable[..., MemoryEngine]
         ("co zrobiłem w środę i w piątek?", "co zrobiłem w wednesday i w friday?"),  # Polish, in its cases
         ("Co jsem dělal ve středu a v pátek?", "Co jsem dělal ve wednesday a v friday?"),  # Czech
         ("Patek Philippe, Patek", "Patek Philippe, Patek"),  # unaccented Czech "pátek" is the watchmaker
+        ("O que eu fiz na sexta-feira? E nas terças feiras?", "O que eu fiz na friday? E nas tuesday?"),  # Portuguese
+        ("a segunda parte da feira", "a segunda parte da feira"),  # "second", and a fair
         ("星期五做了什么", " friday 做了什么"),
         ("上周日和礼拜天", "上 sunday 和 sunday "),
         ("金曜日に何をした", " friday に何をした"),
@@ -61,11 +63,15 @@ def test_the_index_adds_the_english_name_after_a_weekday_in_another_language() -
         "el miércoles, dentista": "wednesday",
         "Nie wdrażamy w piątki.": "friday",
         "Schůzka v pondělí": "monday",
+        "Sexta-feira: dentista às 16h": "friday",
+        "Às quartas-feiras, inglês": "wednesday",
     }
     for line, day in lines.items():
         assert index_text(line).endswith(f" {day}"), line
         assert term_index_keys(day) <= index_stems(line), line
     assert index_text("Dentist at 15:00") == "Dentist at 15:00"
+    assert index_text("a segunda parte da feira") == "a segunda parte da feira"  # no weekday: a second, a fair
+    assert index_text("feira") == "feira"
 
 
 MIXED = {  # one week of logs; the Wednesday's note writes its weekday in German

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from .separators import TOKEN, cut_at_ascii_separators
 from .value_kinds import KIND_FORMS
+from .weekdays import FEIRA_DAYS, FEIRAS
 from .weekdays import FORMS as WEEKDAY_FORMS
 
 # base form, then its past forms (simple past, past participle) that differ from it
@@ -117,7 +118,7 @@ BASE_FORMS = {
 }
 # What the index adds: the base forms, and the English word for a weekday, a task or a phone in another language
 _ADDED = BASE_FORMS | WEEKDAY_FORMS | KIND_FORMS
-_FORMS = frozenset(_ADDED)
+_FORMS = frozenset(_ADDED) | FEIRAS
 
 
 def base_form(word: str) -> str:
@@ -130,7 +131,16 @@ def base_forms(words: Sequence[str]) -> list[str]:
     :data:`BASE_FORMS`' forms, and the English word for each weekday, task or phone named in another language."""
     if _FORMS.isdisjoint(words):  # most lines: one set operation in C
         return []
-    return [_ADDED[word] for word in words if word in _FORMS]
+    return [added for at, word in enumerate(words) if word in _FORMS and (added := _added(words, at))]
+
+
+def _added(words: Sequence[str], at: int) -> str | None:
+    """What the index adds after ``words[at]``, one of :data:`_FORMS`: a Portuguese weekday's "feira" names its day
+    by the number before it ("sexta-feira": Friday); else none."""
+    word = words[at]
+    if word in FEIRAS:
+        return FEIRA_DAYS.get(words[at - 1].removesuffix("s")) if at else None
+    return _ADDED[word]
 
 
 def with_base_forms(text: str) -> str:

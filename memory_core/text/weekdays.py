@@ -7,7 +7,8 @@ in German, French, Spanish, Italian, Dutch, Polish, Czech, Russian, Chinese, Jap
 forms: :mod:`.base_forms`), and a query asks for such a weekday by its English name (:func:`query_weekdays`):
 either way of writing a weekday finds both.
 
-Left out: Portuguese's "segunda-feira" (two words; "segunda" alone is also "second"), Russian "среда" and "среды"
+Portuguese's "segunda-feira" is two words ("segunda" alone is also "second"): only the pair is a weekday. Left out:
+Russian "среда" and "среды"
 (also "environment"), Japanese 期日 ("due date", the end of Chinese 星期日; 星期天 and 周日 are Sunday's), and
 shortenings ("Fri" is Swedish "free", "Sat" and "Wed" are English words). In a query, a weekday of a language that
 writes weekdays in lower case, capitalised after the query's first word, is a name ("ask Domingo"), asked as it is.
@@ -50,6 +51,11 @@ samstags samstage samstagen sonnabends samedis sábados sabados sabado sabati so
 sonntags sonntage sonntagen dimanches domingos domeniche воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天
     拜日 拜天 日曜 일요일 niedzielę niedzieli niedziele neděli nedele nedeli
 """
+# Portuguese names Monday to Friday by a number and "feira" ("sexta-feira", "sextas-feiras"); the number alone is
+# also an ordinal ("segunda": "second"), so only the pair names the day
+FEIRA_DAYS = {"segunda": "monday", "terça": "tuesday", "terca": "tuesday", "quarta": "wednesday", "quinta": "thursday",
+              "sexta": "friday"}  # fmt: skip
+FEIRAS = frozenset({"feira", "feiras"})
 _DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() for day, more in enumerate(_MORE_FORMS.split(";"))]
 FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
 """Each form a note may write a weekday in (a token the index cuts, lower case), with its English name."""
@@ -64,7 +70,7 @@ _HANGUL_DAYS = "월화수목금토일"  # Korean before 요일
 _AFTER_WEEKDAY = "上早晚中的了在去要有和开開做见見前后後到是会會还還就都又再我你他她们們"
 _SPACED = [form for form in FORMS if max(form) < "\u3040"]  # Latin, Greek and Cyrillic forms
 _QUERY_WEEKDAY = re.compile(
-    rf"(?<![\w-])(?P<word>{either(_SPACED)})(?![\w-])"
+    rf"(?<![\w-])(?:(?P<word>{either(_SPACED)})|(?P<feira>{either(FEIRA_DAYS)})s?[- ]feiras?)(?![\w-])"
     rf"|(?:星期|礼拜|禮拜)(?P<han>[{HAN_DAYS}天])|[周週](?P<week>[{HAN_DAYS}])(?:(?![\u3400-\u9fff])|(?=[{_AFTER_WEEKDAY}]|下午))"
     rf"|(?P<kanji>[{KANJI_DAYS}])曜日?|(?P<hangul>[{_HANGUL_DAYS}])요일[\uac00-\ud7af]*",  # with its particle
     re.IGNORECASE,
@@ -86,6 +92,8 @@ def _english(found: re.Match[str], first: int) -> str:
     if word := found.group("word"):
         is_name = word[0].isupper() and found.start() > first and word.lower() in _LOWER_CASE
         return written if is_name else FORMS[word.lower()]
+    if day := found.group("feira"):
+        return FEIRA_DAYS[day.lower()]
     if day := found.group("han") or found.group("week"):
         return f" {ENGLISH[HAN_DAYS.index(day) if day != '天' else 6]} "  # 日 and 天 are both Sunday
     if day := found.group("kanji"):
