@@ -281,24 +281,6 @@ def test_coverage_matches_plural_forms_and_ignores_terms_no_chunk_holds() -> Non
     assert term_coverage(weigh_terms(terms, {}, 0), "owns nightly backups") == 0.0  # no statistics: no score
 
 
-@pytest.mark.parametrize(
-    ("asked", "held"),
-    [("note", "notes"), ("price", "prices"), ("database", "databases"), ("give", "gives"), ("case", "cases"),
-     ("match", "matches"), ("box", "boxes"), ("class", "classes"), ("potato", "potatoes"), ("allergy", "allergies")],
-)  # fmt: skip
-def test_coverage_matches_a_plural_whatever_letter_ends_the_word(asked: str, held: str) -> None:
-    weights = weigh_terms([asked, "dana"], {asked: 5, "dana": 5}, 100)
-    assert term_coverage(weights, f"Dana wrote the {held}") == pytest.approx(1.0)
-    assert term_coverage(weigh_terms([held, "dana"], {held: 5, "dana": 5}, 100), f"Dana wrote the {asked}") == pytest.approx(1.0)
-
-
-def test_a_plural_is_not_taken_for_another_word_its_s_and_e_leave() -> None:
-    """Cutting "es" from "notes" left "not": a note that said "not" held "release notes" as fully as one about them."""
-    weights = weigh_terms(["release", "notes"], {"release": 5, "notes": 5}, 100)
-    assert term_coverage(weights, "we will not release on Friday") == pytest.approx(weights.weights[0] / sum(weights.weights))
-    assert term_coverage(weights, "release notes drafted") == pytest.approx(1.0)
-
-
 def test_bm25_share_is_one_for_each_term_once_at_average_length(fts: Any) -> None:
     """bm25_scale is what FTS5's bm25() gives a chunk holding every query term once at average length."""
     fts.execute("DELETE FROM t")

@@ -35,7 +35,6 @@ _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: i
 _MARKED_TOKEN = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")  # ... with the marks the tokenizer takes as tokenchars
 _WORD_MARK = re.compile(f"[{WORD_MARKS}]")
 _SUFFIXES = ("ing", "ies", "ed", "es", "s")
-_ES_AFTER = ("ches", "shes", "sses", "xes", "zes", "oes")  # the plurals that add "es"
 _FOLDED_BELOW = "\u0530"  # accents fold on Latin, Greek and Cyrillic letters, as remove_diacritics does
 
 
@@ -103,14 +102,9 @@ def only_stop_words(text: str) -> list[str]:
 
 def stem(term: str) -> str:
     """A crude English stem, enough to match 'backups' with 'backup' when counting coverage. A final "y" and
-    the "i" of "ies" are both written "i", as porter writes them: "allergies", "allergy" -> "allergi". A plural
-    loses "es" only where English adds it ("matches", "boxes", "potatoes"), else "s": "notes" is "note", not "not"."""
+    the "i" of "ies" are both written "i", as porter writes them: "allergies", "allergy" -> "allergi"."""
     for suffix in _SUFFIXES:
         if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            if suffix == "s" and term.endswith("ss"):  # "class", as porter keeps it
-                break
-            if suffix == "es" and not term.endswith(_ES_AFTER):
-                suffix = "s"
             term = term[: -len(suffix)] + ("i" if suffix == "ies" else "")
             break
     return term[:-1] + "i" if len(term) > 3 and term.endswith("y") else term
