@@ -281,6 +281,16 @@ def test_coverage_matches_plural_forms_and_ignores_terms_no_chunk_holds() -> Non
     assert term_coverage(weigh_terms(terms, {}, 0), "owns nightly backups") == 0.0  # no statistics: no score
 
 
+def test_a_word_is_not_taken_for_a_function_word_its_ending_leaves() -> None:
+    """Cutting "es" from "notes" left "not": a note that said "not" held "release notes" as fully as one about them."""
+    weights = weigh_terms(["release", "notes"], {"release": 5, "notes": 5}, 100)
+    assert term_coverage(weights, "we will not release on Friday") == pytest.approx(weights.weights[0] / sum(weights.weights))
+    assert term_coverage(weights, "release notes drafted") == pytest.approx(1.0)
+    assert term_coverage(weights, "the release note") == pytest.approx(1.0)
+    themes = weigh_terms(["themes"], {"themes": 5}, 100)
+    assert term_coverage(themes, "tell them") == 0.0 and term_coverage(themes, "the theme") == 1.0
+
+
 def test_bm25_share_is_one_for_each_term_once_at_average_length(fts: Any) -> None:
     """bm25_scale is what FTS5's bm25() gives a chunk holding every query term once at average length."""
     fts.execute("DELETE FROM t")

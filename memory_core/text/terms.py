@@ -21,6 +21,7 @@ from .base_forms import base_forms
 from .inflections import inflection_stem
 from .segments import STOP, WEAK, WORD, WORD_MARKS, query_pieces, segmented
 from .separators import TOKEN, cut_at_ascii_separators
+from .stopwords import ENGLISH_STOPWORDS
 from .value_kinds import value_kinds
 
 MAX_TERMS = 64
@@ -102,12 +103,17 @@ def only_stop_words(text: str) -> list[str]:
 
 def stem(term: str) -> str:
     """A crude English stem, enough to match 'backups' with 'backup' when counting coverage. A final "y" and
-    the "i" of "ies" are both written "i", as porter writes them: "allergies", "allergy" -> "allergi"."""
+    the "i" of "ies" are both written "i", as porter writes them: "allergies", "allergy" -> "allergi". Never an
+    English function word that the term is not: "notes" and "noted" were "not", "themes" was "them" (each keeps
+    its word, less a plural's "s")."""
+    cut = term
     for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            term = term[: -len(suffix)] + ("i" if suffix == "ies" else "")
+        if cut.endswith(suffix) and len(cut) - len(suffix) >= 3:
+            cut = cut[: -len(suffix)] + ("i" if suffix == "ies" else "")
             break
-    return term[:-1] + "i" if len(term) > 3 and term.endswith("y") else term
+    if cut != term and cut in ENGLISH_STOPWORDS:
+        cut = term.removesuffix("s")
+    return cut[:-1] + "i" if len(cut) > 3 and cut.endswith("y") else cut
 
 
 KEYS_KEPT = 65_536  # tokens whose keys a key table remembers (then it starts again)
