@@ -403,6 +403,8 @@ def test_a_function_word_english_shares_tells_the_language_with_one_it_lacks(que
         ("IFIT1 restricts viral replication by sequestrating mis-capped RNAs",
          ["ifit1", "restricts", "viral", "replication", "sequestrating", "mis", "capped", "rnas"]),
         ("the MIT license", ["mit", "license"]),
+        ("sam er", ["sam", "er"]),  # two letters tell no language: "the ER", typed in lower case
+        ("z-index bug", ["z", "index", "bug"]),
     ],
 )  # fmt: skip
 def test_a_function_word_english_never_writes_tells_the_language_alone(query: str, terms: list[str]) -> None:

@@ -218,8 +218,9 @@ def _telling(word: str, english: int) -> int:
     """How much a function word of another language tells that language: two where English never writes it, one
     else. A letter English lacks says so ("qué", "für"); so does a word outside English's commonest in a query
     with no English function word ("vom" in "Telefonnummer vom Vermieter", not "mis" of "by sequestrating
-    mis-capped RNAs", nor "de" or "los", which English writes in names)."""
-    if word in _COUNTS_ONCE or len(word) == 1:  # "z" of "z-index" tells no Polish
+    mis-capped RNAs", nor "de" or "los", which English writes in names). Not a word of one or two letters: "z" of
+    "z-index" and "er" of "sam er" (the ER) tell no Polish or German."""
+    if word in _COUNTS_ONCE or len(word) <= 2 and word.isascii():
         return 1
     if not word.isascii():
         return 2
