@@ -6,8 +6,8 @@ of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languag
 Vietnamese and Turkish are dropped from a query written in that language (:func:`foreign_function_words`): many of
 them are words in English ("de" in "Rio de Janeiro" and "de novo", "die", "war", "car", "pour", "come", "men"), and
 an English query keeps them. Single letters other than ``a`` and ``i`` are never dropped (vitamin D, T cells, E.
-coli), but in a Polish or Czech query ("w", "z": "in", "with"), unless
-an apostrophe cut them off a word (:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a
+coli), but in a Polish or Czech query ("w", "z": "in", "with") or where an apostrophe cut them off a word
+(:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a
 word in capitals in a query that is not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean
 function words are cut where their scripts are segmented (:mod:`.segments`). English words that frame a question
 ("tell me", "describe", "how many", "what kind of") are searched only when a query has no other word
