@@ -20,7 +20,7 @@ import datetime as dt
 import re
 import unicodedata
 
-from ..text.weekdays import ENGLISH, HAN_DAYS, KANJI_DAYS, NAMES
+from ..text.weekdays import ENGLISH, FEIRA, HAN_DAYS, KANJI_DAYS, NAMES
 from ..textutil import either
 
 # how many days back each word names; phrases before the words they contain ("day before yesterday")
@@ -76,7 +76,7 @@ _LAST_WEEKDAY = {  # each language's phrase, and its weekdays from Monday
     "{} scorso": NAMES["it"],
     "afgelopen {}": NAMES["nl"],
     "vorige {}": NAMES["nl"],
-    "{}-feira passada": "segunda terça quarta quinta sexta",  # Portuguese, and its weekend below
+    "{}-feira passada": FEIRA,  # Portuguese, and its weekend below
 }
 # Russian declines "last" with the weekday's gender; Korean writes "지난" before it
 _LAST_WEEKDAY_WRITTEN = {

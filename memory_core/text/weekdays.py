@@ -3,15 +3,15 @@
 The index adds the English weekday after a line that writes an ISO date (:mod:`.value_kinds`), so "what did I do
 on Friday?" finds every Friday's log; but "was habe ich am Freitag gemacht?", "¿qué hice el viernes?",
 "星期五做了什么" and "金曜日に何をした?" found nothing. So the index adds the English name after a weekday written
-in German, French, Spanish, Italian, Dutch, Polish, Czech, Russian, Chinese, Japanese or Korean too (:data:`FORMS`, with the base
-forms: :mod:`.base_forms`), and a query asks for such a weekday by its English name (:func:`query_weekdays`):
-either way of writing a weekday finds both.
+in German, French, Spanish, Portuguese, Italian, Dutch, Polish, Czech, Russian, Chinese, Japanese or Korean too
+(:data:`FORMS`, with the base forms: :mod:`.base_forms`), and a query asks for such a weekday by its English name
+(:func:`query_weekdays`): either way of writing a weekday finds both.
 
 Portuguese's "segunda-feira" is two words ("segunda" alone is also "second"): only the pair is a weekday. Left out:
-Russian "среда" and "среды"
-(also "environment"), Japanese 期日 ("due date", the end of Chinese 星期日; 星期天 and 周日 are Sunday's), and
-shortenings ("Fri" is Swedish "free", "Sat" and "Wed" are English words). In a query, a weekday of a language that
-writes weekdays in lower case, capitalised after the query's first word, is a name ("ask Domingo"), asked as it is.
+Russian "среда" and "среды" (also "environment"), Japanese 期日 ("due date", the end of Chinese 星期日; 星期天 and 周日
+are Sunday's), and shortenings ("Fri" is Swedish "free", "Sat" and "Wed" are English words). In a query, a weekday
+of a language that writes weekdays in lower case, capitalised after the query's first word, is a name ("ask
+Domingo"), asked as it is.
 """
 
 from __future__ import annotations
@@ -38,23 +38,23 @@ NAMES = {
 _MORE_FORMS = """
 montags lundis lunedi понедельник понедельника понедельнику понедельником понедельнике 周一 週一 期一 拜一 月曜 월요일
     poniedziałku poniedziałki poniedzialek pondeli;
-dienstags dienstage dienstagen mardis martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일 wtorku
-    wtorki utery;
+dienstags dienstage dienstagen mardis martedi вторник вторника вторнику вторником вторнике 周二 週二 期二 拜二 火曜 화요일
+    wtorku wtorki utery;
 mittwochs mittwoche mittwochen mercredis miercoles mercoledi среду 周三 週三 期三 拜三 水曜 수요일 środę środy środzie sroda
     srode středu středy streda stredu;
-donnerstags donnerstage donnerstagen jeudis giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜 목요일
-    czwartku czwartki čtvrtku ctvrtek ctvrtku;
+donnerstags donnerstage donnerstagen jeudis giovedi четверг четверга четвергу четвергом четверге 周四 週四 期四 拜四 木曜
+    목요일 czwartku czwartki čtvrtku ctvrtek ctvrtku;
 freitags freitage freitagen vendredis venerdi пятница пятницу пятницы пятнице пятницей 周五 週五 期五 拜五 金曜 금요일 piątku
     piątki piatek piatku pátku;
 samstags samstage samstagen sonnabends samedis sábados sabados sabado sabati sonnabend суббота субботу субботы
     субботе субботой 周六 週六 期六 拜六 土曜 토요일 sobotę soboty sobocie sobote sobotu;
-sonntags sonntage sonntagen dimanches domingos domeniche воскресенье воскресенья воскресенью воскресеньем 周日 週日 期天
-    拜日 拜天 日曜 일요일 niedzielę niedzieli niedziele neděli nedele nedeli
+sonntags sonntage sonntagen dimanches domingos domeniche воскресенье воскресенья воскресенью воскресеньем 周日 週日
+    期天 拜日 拜天 日曜 일요일 niedzielę niedzieli niedziele neděli nedele nedeli
 """
 # Portuguese names Monday to Friday by a number and "feira" ("sexta-feira", "sextas-feiras"); the number alone is
 # also an ordinal ("segunda": "second"), so only the pair names the day
-FEIRA_DAYS = {"segunda": "monday", "terça": "tuesday", "terca": "tuesday", "quarta": "wednesday", "quinta": "thursday",
-              "sexta": "friday"}  # fmt: skip
+FEIRA = "segunda terça quarta quinta sexta"  # Monday to Friday (:mod:`..search.relative_days`: "sexta-feira passada")
+FEIRA_DAYS = {word: ENGLISH[day] for day, word in enumerate(FEIRA.split())} | {"terca": "tuesday"}  # and unaccented
 FEIRAS = frozenset({"feira", "feiras"})
 _DAY_FORMS = [[names.split()[day] for names in NAMES.values()] + more.split() for day, more in enumerate(_MORE_FORMS.split(";"))]
 FORMS = {form: ENGLISH[day] for day, forms in enumerate(_DAY_FORMS) for form in forms}
