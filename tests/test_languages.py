@@ -231,8 +231,16 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
         "memory/2026-11-19.md": "# 2026-11-19\n\n- 야간 백업이 3시간 걸림; 백업 아카이브가 너무 빨리 커짐.\n",
         "memory/2026-11-20.md": "# 2026-11-20\n\n- 부하 테스트: 스테이징에서 초당 450건을 처리함.\n",
     }
-    paths = await _keyword_paths(make_engine, _written(tmp_path / "korean", notes), "백업은 누가 담당하나요?")
-    assert paths[:1] == ["MEMORY.md"], paths
+    root = _written(tmp_path / "korean", notes)
+    assert (await _keyword_paths(make_engine, root, "백업은 누가 담당하나요?"))[:1] == ["MEMORY.md"]
+    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
+        await engine.sync()
+        # "when was the load test?" with the copula on its question word (언제야), "what did the night backup
+        # do?" with a verb's ending written alone (했나요): neither is named as a word no note holds
+        load = await engine.search("부하 테스트는 언제야?")
+        night = await engine.search("야간 백업은 뭐 했나요?")
+    assert [hit.path for hit in load.results] == ["memory/2026-11-20.md"] and load.warning is None
+    assert [hit.path for hit in night.results][:1] == ["memory/2026-11-19.md"] and night.warning is None
 
 
 async def test_a_short_spanish_question_does_not_search_for_its_function_word(make_engine: MakeEngine, tmp_path: Path) -> None:

@@ -117,6 +117,7 @@ _KEEP = {ending: 2 for ending in _ENDING_WORDS.split()} | {
     particle: 2 if len(particle) == 1 else 1 for particle in _PARTICLE_WORDS.split()
 }
 _PARTICLES = frozenset(_PARTICLE_WORDS.split())
+_ENDINGS = frozenset(_ENDING_WORDS.split())
 _ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
 # Query-side stop words. CJK: cut a query's runs at these (question words, particles, copulas), longest
@@ -153,7 +154,12 @@ _JAPANESE_WHAT = "何"
 _JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 어느 무슨 얼마 얼마나 몇 그리고 그런데 하지만 및 또는"
-KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split())
+# A question word asked with the copula or a question's ending on it: 언제야 ("when is it?"), 뭐였지 ("what was it?")
+_QUESTION_WORDS = "무엇 뭐 어디 언제 누구 왜 어떻게 얼마"
+_ASKING_ENDINGS = "야 이야 지 죠 요 예요 이에요 인가요 인지 입니까 일까요 니 냐 였지 였어 였죠 였나요 였어요 였더라 더라"
+KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split()) | {
+    word + ending for word in _QUESTION_WORDS.split() for ending in _ASKING_ENDINGS.split()
+}
 
 # What a query term is worth: a word, a weak term (searched only when the query has no word), a stop word.
 Weight = int
@@ -363,7 +369,8 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
         elif kind == "hangul":  # a word with a particle or an ending is asked as its stem, which the index adds
             term = korean_stem(piece) or piece
             attached = at > 0 and matches[at - 1].end() == match.start() and piece in _PARTICLES  # PostgreSQL을
-            yield term, STOP if attached or {piece, term} & KOREAN_STOPWORDS else WORD
+            bare = len(piece) > 1 and piece in _ENDINGS  # 했나요, 인가요: a verb's ending written alone, no noun
+            yield term, STOP if attached or bare or {piece, term} & KOREAN_STOPWORDS else WORD
         else:
             word = piece.lower()
             function = word in QUERY_STOPWORDS or word in foreign or in_contraction(text, match.start(), match.end())
