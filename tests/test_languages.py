@@ -243,6 +243,21 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
     assert [hit.path for hit in night.results][:1] == ["memory/2026-11-19.md"] and night.warning is None
 
 
+async def test_a_persian_question_is_answered_without_naming_its_function_words(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """"Who is Sara?" (سارا چه کسی است؟) named "چه" and "کسی" as words no note holds, and "how much is the rent?"
+    ranked the note that says "است" ("is") beside the one that holds the rent."""
+    notes = {
+        "MEMORY.md": "# حافظه\n\n- سارا مدیر پروژه پرداخت است.\n- من به پنی‌سیلین حساسیت دارم.\n",
+        "memory/2026-12-01.md": "# 2026-12-01\n\n- اجاره خانه از دی ماه ۲۵ میلیون تومان.\n",
+    }
+    async with make_engine(workspace=_written(tmp_path / "persian", notes), embedding=KEYWORD) as engine:
+        await engine.sync()
+        sara = await engine.search("سارا چه کسی است؟")
+        rent = await engine.search("اجاره خانه چقدر است؟")
+    assert [hit.path for hit in sara.results] == ["MEMORY.md"] and sara.warning is None
+    assert [hit.path for hit in rent.results] == ["memory/2026-12-01.md"] and rent.warning is None
+
+
 async def test_a_short_spanish_question_does_not_search_for_its_function_word(make_engine: MakeEngine, tmp_path: Path) -> None:
     """"¿Qué prefiere Lucía?" has one function word; written with its accent it says the query is Spanish, so no
     note is found for saying "que" (in four notes it weighed as much as "Lucía")."""

@@ -298,6 +298,13 @@ def test_arabic_is_folded_and_lightly_stemmed() -> None:
     assert query_terms("کتاب") == query_terms("كتاب")  # Persian's kaf and Arabic's: one letter
 
 
+def test_persian_and_urdu_queries_drop_their_function_words() -> None:
+    assert query_terms("سارا چه کسی است؟") == ["سارا"]  # "who is Sara?"
+    assert query_terms("به چه چیزی حساسیت دارم؟") == ["حساسيت", "دارم"]  # "what am I allergic to?"
+    assert query_terms("آیا جمعه استقرار می‌کنیم؟") == ["جمع", "استقرار", "كنيم"]  # the verb's prefix cut off
+    assert query_terms("بلنگ کے لیے ہم نے کیا چنا؟") == ["بلنگ", "چنا"]  # Urdu: "what did we choose for billing?"
+
+
 def test_identifiers_keep_the_whole_and_add_parts() -> None:
     assert index_text("BillingV2Enabled").split() == ["BillingV2Enabled", "Billing", "V2", "Enabled"]
     assert index_text("HTTPServer").split() == ["HTTPServer", "HTTP", "Server"]

@@ -1,17 +1,16 @@
 """Function words: the words a query drops, since they say nothing of what is asked for. Only queries drop
 them; the index keeps every word.
 
-English's, Russian's, Hindi's, Hebrew's and Arabic's are dropped from every query (:data:`QUERY_STOPWORDS`). Those
-of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languages, Polish, Czech, Indonesian,
-Vietnamese and Turkish are dropped from a query written in that language (:func:`foreign_function_words`): many of
-them are words in English ("de" in "Rio de Janeiro" and "de novo", "die", "war", "car", "pour", "come", "men"), and
-an English query keeps them. Single letters other than ``a`` and ``i`` are never dropped (vitamin D, T cells, E.
-coli), but in a Polish or Czech query ("w", "z": "in", "with") or where an apostrophe cut them off a word
-(:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a
-word in capitals in a query that is not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean
-function words are cut where their scripts are segmented (:mod:`.segments`). English words that frame a question
-("tell me", "describe", "how many", "what kind of") are searched only when a query has no other word
-(:func:`frames_question`).
+English's, Russian's, Hindi's, Hebrew's, Arabic's, Persian's and Urdu's are dropped from every query
+(:data:`QUERY_STOPWORDS`). Those of French, Spanish, Portuguese, Italian, German, Dutch, the Scandinavian languages,
+Polish, Czech, Indonesian, Vietnamese and Turkish are dropped from a query written in that language
+(:func:`foreign_function_words`): many of them are words in English ("de" in "Rio de Janeiro" and "de novo", "die",
+"war", "car", "pour", "come", "men"), and an English query keeps them. Single letters other than ``a`` and ``i`` are
+never dropped (vitamin D, T cells, E. coli), but in a Polish or Czech query ("w", "z": "in", "with") or where an
+apostrophe cut them off a word (:func:`in_contraction`: the "s" of "Dave's", the "l" of "l'amour"), nor is a word in
+capitals in a query that is not (:func:`.segments.query_pieces`: "a job in IT", "WHO data"). CJK and Korean function
+words are cut where their scripts are segmented (:mod:`.segments`). English words that frame a question ("tell me",
+"describe", "how many", "what kind of") are searched only when a query has no other word (:func:`frames_question`).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .arabic import fold
 from .word_frequencies import english_share
 
 # English words that carry no retrieval signal in questions: articles, prepositions, pronouns, question words,
@@ -152,6 +152,14 @@ _ARABIC = (
     "في من على الى عن ما ماذا متى اين كيف لماذا هل هذا هذه ذلك تلك التي الذي الذين و او ام مع كان كانت هو هي "
     "هم نحن انا انت انتم لم لن قد ثم بين عند كل اي"
 )
+# Persian's and Urdu's, as a query writes them (folded below, as the index folds the Arabic script). Persian writes
+# a verb's prefix and a plural's suffix after a zero-width non-joiner, which cuts them into words of their own
+# (می‌کنیم, پرداخت‌ها).
+_PERSIAN = (
+    "و در به از که این آن را با است هست نیست بود شد برای تا یا اما اگر هم چه چرا چی چیست کی کجا چطور چگونه چند "
+    "چقدر کدام آیا درباره من تو او ما شما آنها یک هر همه خود کسی چیزی می نمی ها های ای ام"
+)
+_URDU = "کا کی کے لیے لئے میں سے پر ہے ہیں تھا تھی تھے اور یا کہ کیا کب کہاں کون سا کیوں کیسے یہ وہ نے کو بھی ہم آپ"
 ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
 # English words that frame a question rather than name what it asks for: the verbs that ask for what someone
 # said ("how did Caroline describe her trip", "can you tell me", "what did Dana say") and the words that ask
@@ -167,7 +175,9 @@ _KINDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types"})  # frami
 _FRAMING_WORDS = frozenset(_FRAMING.split())
 # Every word a query drops, whatever its language (lower-cased as a query's words are); a query of them alone has
 # nothing to search for (:func:`.terms.only_stop_words`).
-QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split())
+QUERY_STOPWORDS = frozenset(word for words in (_ENGLISH, _RUSSIAN, _HINDI, _HEBREW, _ARABIC) for word in words.split()) | {
+    fold(word) for word in f"{_PERSIAN} {_URDU}".split()
+}
 _GERMAN_WORDS = frozenset(_GERMAN.split())
 _OTHER_LATIN = (
     _FRENCH, _SPANISH, _PORTUGUESE, _ITALIAN, _DUTCH, _SWEDISH, _DANISH_NORWEGIAN, _POLISH, _CZECH, _INDONESIAN, _VIETNAMESE,
