@@ -386,7 +386,8 @@ def _ranked_in_halves(conn: Any, query: _Query, alongside: Alongside) -> list[Ch
     the best ``limit`` of both are the best ``limit`` of all, since a chunk's BM25 does not depend on the others
     ranked with it (FTS5 counts each term over the whole index either way). The two readers may start a moment
     apart, as a search's statements on one reader may: a write committed in between shows in one half only."""
-    low, high = conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
+    # each end read off the key by a statement of its own: SQLite scans the whole table for min() and max() together
+    low, high = conn.execute("SELECT (SELECT min(id) FROM chunks), (SELECT max(id) FROM chunks)").fetchone()
     if low is None or low == high:
         return _ranked(conn, query)
     middle = (low + high + 1) // 2
