@@ -243,6 +243,20 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
     assert [hit.path for hit in night.results][:1] == ["memory/2026-11-19.md"] and night.warning is None
 
 
+async def test_chinese_in_either_form_finds_notes_in_the_other(make_engine: MakeEngine, tmp_path: Path) -> None:
+    """A note typed in traditional characters (備份, 資料庫) and one an agent wrote in simplified ones (退款流程, 上线):
+    each is found by a question in the other form."""
+    notes = {
+        "MEMORY.md": "# 長期記憶\n\n- 計費服務的資料庫選用 PostgreSQL 17。\n- 夜間備份要三小時。\n",
+        "memory/2026-12-01.md": "# 2026-12-01\n\n- 和王芳开会，讨论退款流程，决定下周上线。\n",
+        "memory/2026-12-02.md": "# 2026-12-02\n\n- 房租从 12 月起涨到 6800 元。\n",
+    }
+    root = _written(tmp_path / "chinese", notes)
+    assert await _keyword_paths(make_engine, root, "备份要多久？") == ["MEMORY.md"]
+    assert await _keyword_paths(make_engine, root, "计费服务用什么数据库") == ["MEMORY.md"]
+    assert (await _keyword_paths(make_engine, root, "退款流程什麼時候上線？"))[:1] == ["memory/2026-12-01.md"]
+
+
 async def test_a_persian_question_is_answered_without_naming_its_function_words(make_engine: MakeEngine, tmp_path: Path) -> None:
     """"Who is Sara?" (سارا چه کسی است؟) named "چه" and "کسی" as words no note holds, and "how much is the rent?"
     ranked the note that says "است" ("is") beside the one that holds the rent."""

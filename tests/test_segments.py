@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from memdex.memory_core.text.han_forms import simplified
 from memdex.memory_core.text.segments import (
     WORD_MARKS,
     acronym_mark,
@@ -111,26 +112,36 @@ def test_cjk_runs_become_unigrams_and_bigrams() -> None:
 def test_query_cuts_runs_at_stop_words() -> None:
     assert query_terms("乌龙茶") == ["乌龙", "龙茶"]
     assert query_terms("用户喜欢喝什么茶") == ["用户", "户喜", "喜欢", "欢喝", "茶"]
-    assert query_terms("東京へ行きましたか") == ["東京", "行き"]
+    assert query_terms("東京へ行きましたか") == ["东京", "行き"]  # kanji that are traditional forms fold (.han_forms)
     assert query_terms("什么") == []  # only stop words: nothing to search for
-    assert query_terms("和服 東京") == ["東京"]  # a character left between one-character stop words is weak…
+    assert query_terms("和服 東京") == ["东京"]  # a character left between one-character stop words is weak…
     assert query_terms("和服") == ["服"]  # …kept when nothing else remains
     assert query_terms("书和茶") == ["书", "茶"]  # …and words of their own when the query is made of such
     assert query_terms("日本の湖はどれか") == ["日本", "湖"]  # a kanji between two Japanese particles is a word…
-    assert query_terms("州か 東京") == ["東京"]  # …with a particle on one side only, it is weak
-    assert query_terms("法華経は何章からなるか") == ["法華", "華経", "章"]  # から, なる: Japanese function words
+    assert query_terms("州か 東京") == ["东京"]  # …with a particle on one side only, it is weak
+    assert query_terms("法華経は何章からなるか") == ["法华", "华経", "章"]  # から, なる: Japanese function words
     assert query_terms("普仏戦争は何年に") == ["普仏", "仏戦", "戦争", "年"]  # Japanese 何 ("what") names what is asked
-    assert query_terms("何割 東京です") == ["東京"]  # …with a particle on one side only, it is weak
+    assert query_terms("何割 東京です") == ["东京"]  # …with a particle on one side only, it is weak
     assert query_terms("何炅的节目") == ["何炅", "节目"]  # Chinese (no kana): 何 is part of words, a surname
     # Japanese question words; a lone hiragana left between function words is weak (の・す・か, か・り・ました)
-    assert query_terms("なぜ PostgreSQL を選んだのですか？") == ["postgresql", "選ん", "んだ"]
-    assert query_terms("責任者は誰ですか") == ["責任", "任者"]
+    assert query_terms("なぜ PostgreSQL を選んだのですか？") == ["postgresql", "选ん", "んだ"]
+    assert query_terms("責任者は誰ですか") == ["责任", "任者"]
     assert query_terms("バックアップはどのくらいかかりましたか") == ["バッ", "ック", "クア", "アッ", "ップ"]
     assert query_terms("他的父亲是谁") == ["父亲"]  # pronouns are stop words, as English's
     # a number's counter is weak, searched only when nothing else remains (the number says it)
     assert query_terms("在5月6号我读了一本书，它的名字是？") == ["5", "6", "一本", "本书", "名字"]
     assert query_terms("1990年") == ["1990"]
     assert query_terms("月") == ["月"]
+
+
+def test_traditional_chinese_is_cut_as_its_simplified_form() -> None:
+    """Notes typed in Taiwan and notes pasted from the mainland web hold the same words in two forms: both sides
+    write a traditional character as its simplified form, and a traditional question word is cut off."""
+    assert index_text("會議改到週五。").split() == index_text("会议改到周五。").split()
+    assert query_terms("資料庫什麼時候遷移？") == query_terms("资料库什么时候迁移？") == ["资料", "料库", "时候", "候迁", "迁移"]
+    assert simplified("乾淨的於") == "干净的于"  # a character listed with two forms takes the first
+    assert simplified("大阪で") == "大阪で"  # ... unless that is itself: 阪 stays (大阪)
+    assert simplified("Zoë 会议 ∑") == "Zoë 会议 ∑"  # other text as it was
 
 
 def test_korean_keeps_the_word_and_adds_its_stem() -> None:

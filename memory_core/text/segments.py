@@ -7,7 +7,8 @@ into useful terms, and cuts queries the same way (:func:`query_pieces`), with no
 
 * Han, Hiragana and Katakana runs become their single characters and overlapping bigrams
   (``乌龙茶`` -> ``乌 龙 茶 乌龙 龙茶``): a one- or two-character word is a term of its own, a longer
-  one the bigrams it shares with the text. A query asks for the bigrams of its runs (a run of one
+  one the bigrams it shares with the text. A traditional Chinese character is written as its simplified
+  form (``會議`` -> ``会 议 会议``: :mod:`.han_forms`). A query asks for the bigrams of its runs (a run of one
   character: that character), after cutting the runs at CJK stop words (``什么``, ``です``).
 * Thai, Lao, Khmer and Myanmar runs: the same, over grapheme clusters (a letter with its combining
   marks), since no word dictionary ships with memdex.
@@ -45,6 +46,7 @@ from functools import lru_cache
 
 from .arabic import fold
 from .base_forms import base_form, with_base_forms
+from .han_forms import simplified
 from .inflections import porter_stem
 from .stemming import STEMMED_LETTERS, stem_of, with_stems
 from .stopwords import QUERY_STOPWORDS, foreign_function_words, frames_question, in_contraction
@@ -198,7 +200,7 @@ def _script_piece(match: re.Match[str]) -> str:
         stem = korean_stem(text)
         grams = [text, stem] if stem else [text]
     else:
-        units = list(text) if match.lastgroup == "cjk" else _clusters(text)
+        units = list(simplified(text)) if match.lastgroup == "cjk" else _clusters(text)
         grams = units + _bigrams(units) if len(units) > 1 else units
     return f" {' '.join(grams)} "
 
@@ -352,7 +354,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
     that frames the question (:func:`.stopwords.frames_question`: "tell", "describe", "kind" before "of"). A name
     for the tasks is the word task items are held to say: "to-do list" -> "todo" (:mod:`.value_kinds`); a weekday in
     another language is its English name: "Freitag", "金曜日" -> "friday" (:mod:`.weekdays`)."""
-    text = query_weekdays(query_kind_words(fold(unicodedata.normalize("NFKC", text))))
+    text = query_weekdays(query_kind_words(simplified(fold(unicodedata.normalize("NFKC", text)))))
     japanese = _KANA_RUN.search(text) is not None
     number_end = -1  # where the query's last number ends
     capitals = _writes_acronyms(text)  # else a query in capitals: its words are not acronyms

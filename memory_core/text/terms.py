@@ -30,7 +30,7 @@ MAX_TERMS = 64
 # PostgreSQL store runs SQLite's own tokenizer, so both rank alike). With the segmenter's version, in the index's
 # identity: a change rebuilds the index.
 FTS_TOKENIZER = f"porter unicode61 remove_diacritics 2 tokenchars {WORD_MARKS}"
-TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 22"
+TERMS_IDENTITY = f"{FTS_TOKENIZER}; segments 23"
 
 _LETTERS = re.compile(r"[^\W\d_]+")  # a word as a text writes it, any script: its letters
 _MARKED_TOKEN = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}])+")  # ... with the marks the tokenizer takes as tokenchars
