@@ -63,8 +63,8 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _expected_package_files() -> set[str]:
-    """Every module, prompt text and data file (the English word counts) of the three folders, at its installed
-    path."""
+    """Every module, prompt text and data file (the English word counts, the Chinese character forms) of the three
+    folders, at its installed path."""
     files = set()
     for folder, installed in PACKAGE_DIRS.items():
         for path in (ROOT / folder).rglob("*"):
