@@ -15,7 +15,7 @@ written and weighted (a CJK character counts four, as the budget does).
 Abstention, as for English in the LoCoMo run: seeded probes that should get "nothing in memory matches
 this query" - *gibberish* (4-8 characters drawn from the whole CJK Unified Ideographs block, nearly all rare)
 and *unrelated words* (2-4 two-character words from the other set's questions that occur nowhere in this
-set's notes). The share of probes answered with nothing is reported; 1.0 is right.
+set's notes, in traditional or simplified characters). The share of probes answered with nothing is reported; 1.0 is right.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from bench.quality import (  # noqa: E402
 )
 from memdex.memory_core import MemoryEngine  # noqa: E402
 from memdex.memory_core.text.chunking import text_cost  # noqa: E402
+from memdex.memory_core.text.han_forms import simplified  # noqa: E402
 
 LOADERS = {"cmrc": load_cmrc, "jsquad": load_jsquad}
 _HAN_RUN = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")
@@ -80,7 +81,8 @@ def probes(corpus: str, other_questions: Sequence[str], count: int, seed: str) -
     rng = random.Random(seed)
     gibberish = ["".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(rng.randint(4, 8))) for _ in range(count)]
     words = sorted({run[at : at + 2] for q in other_questions for run in _HAN_RUN.findall(q) for at in range(len(run) - 1)})
-    absent = [word for word in words if word not in corpus]
+    folded = simplified(corpus)  # absent in either form: the index holds 東京 as 东京
+    absent = [word for word in words if simplified(word) not in folded]
     unrelated = [" ".join(rng.sample(absent, rng.randint(2, 4))) for _ in range(count)]
     return {"gibberish": gibberish, "unrelated": unrelated}
 
