@@ -53,7 +53,8 @@ from the ranked search. For abstention, seeded random-word queries (gibberish, a
 from the conversation) are searched at the defaults too: an empty answer is the right one.
 
 Indexes are cached per (dataset, workspace, chunking, embedding provider/model) in
-``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>[-local-<model>].sqlite`` (``<dataset>-titles`` for
+``<cache>/<dataset>/<workspace>/index-t<tokens>-o<overlap>-k<code>[-local-<model>].sqlite`` (``<code>``: this
+checkout's chunker and keyword terms, :data:`INDEX_CODE`; ``<dataset>-titles`` for
 the ``titles`` variant; ``q3`` and ``typo`` ask other queries of the same files and share the set's): the keyword mode
 has its own file; every embedding mode with the same model shares one (same vectors, only the query
 settings differ), so the corpus is embedded once and later runs only re-check file stamps. Progress of
@@ -96,6 +97,8 @@ from memdex.memory_core.config import Settings, load_settings
 from memdex.memory_core.engine import MemoryEngine
 from memdex.memory_core.limits import MAX_ANSWER_CHARS, MIN_SNIPPET_CHARS
 from memdex.memory_core.models import Hit
+from memdex.memory_core.text.chunking import CHUNKER_VERSION
+from memdex.memory_core.text.terms import TERMS_IDENTITY
 
 DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 DEFAULT_CACHE_DIR = REPO_ROOT / "bench" / ".cache"
@@ -105,6 +108,8 @@ DOCUMENT_FETCH = 30  # chunks requested per query at document level, collapsed t
 MIN_SCORE = 0.0  # we measure ranking, not the threshold
 QUERY_EMBED_TIMEOUT = 60.0  # generous: a slow query embedding must not silently turn into keyword search
 WHOLE_FILE = sys.maxsize  # `last` line of a unit that is a whole document
+# What the index's text comes from in this checkout (chunker, keyword terms), in each cached index's name
+INDEX_CODE = hashlib.sha256(f"{CHUNKER_VERSION}; {TERMS_IDENTITY}".encode()).hexdigest()[:8]
 
 Level = Literal["chunk", "document"]
 
@@ -848,8 +853,11 @@ class RunConfig:
     pg_url: str | None = None  # index into this PostgreSQL database instead of SQLite files
 
     def index_name(self, mode: Mode) -> str:
-        """One index per chunking and embedding setup; every embedding mode of a model shares one."""
-        name = f"index-t{self.chunk_tokens}-o{self.chunk_overlap}"
+        """One index per chunking, version of the chunker and keyword terms, and embedding setup; every embedding
+        mode of a model shares one. Two checkouts whose indexes differ (one at the commit before a new segmenter
+        version, say) each keep their own: run side by side on one cache, they would rebuild each other's
+        indexes mid-run, and each would rank over the other's terms."""
+        name = f"index-t{self.chunk_tokens}-o{self.chunk_overlap}-k{INDEX_CODE}"
         if mode.embeddings:
             name += "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.embedder)
             if self.window_tokens is not None:

@@ -126,7 +126,7 @@ def test_quality_measures_an_openai_compatible_provider(tmp_path: Path) -> None:
     assert "hybrid 0.2/0.8" in result.stdout and "all-MiniLM-L6-v2 at http://127.0.0.1" in result.stdout
     data = json.loads(out.read_text())
     assert data["settings"]["embedder"].startswith("openai-all-MiniLM-L6-v2-")
-    assert list((tmp_path / "cache" / "locomo").glob("*/index-t400-o80-openai-all-MiniLM-L6-v2-*.sqlite"))
+    assert list((tmp_path / "cache" / "locomo").glob("*/index-t400-o80-k*-openai-all-MiniLM-L6-v2-*.sqlite"))
 
 
 @needs_shared(MEMORYBANK)
