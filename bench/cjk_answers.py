@@ -15,7 +15,8 @@ written and weighted (a CJK character counts four, as the budget does).
 Abstention, as for English in the LoCoMo run: seeded probes that should get "nothing in memory matches
 this query" - *gibberish* (4-8 characters drawn from the whole CJK Unified Ideographs block, nearly all rare)
 and *unrelated words* (2-4 two-character words from the other set's questions that occur nowhere in this
-set's notes, in traditional or simplified characters). The share of probes answered with nothing is reported; 1.0 is right.
+set's notes, in traditional or simplified characters). The share of probes answered with nothing is reported;
+1.0 is right.
 """
 
 from __future__ import annotations
