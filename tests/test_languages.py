@@ -239,8 +239,10 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
         # do?" with a verb's ending written alone (했나요): neither is named as a word no note holds
         load = await engine.search("부하 테스트는 언제야?")
         night = await engine.search("야간 백업은 뭐 했나요?")
+        owner = await engine.search("백업은 누가 맡나요?")  # "who handles the backups?": a verb asked as a question
     assert [hit.path for hit in load.results] == ["memory/2026-11-20.md"] and load.warning is None
     assert [hit.path for hit in night.results][:1] == ["memory/2026-11-19.md"] and night.warning is None
+    assert "MEMORY.md" in [hit.path for hit in owner.results] and owner.warning is None  # no "맡나요" named as missing
 
 
 async def test_chinese_in_either_form_finds_notes_in_the_other(make_engine: MakeEngine, tmp_path: Path) -> None:

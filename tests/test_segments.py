@@ -165,11 +165,15 @@ def test_a_korean_question_asks_for_its_nouns() -> None:
         "선택", "결정", "휴가", "회의"
     ]  # fmt: skip
     assert query_terms("왜 PostgreSQL을 선택했나요?") == ["postgresql", "선택"]  # 을: the particle of PostgreSQL
-    assert query_terms("마감은 언제인가요? 얼마나 걸렸나요?") == ["마감", "걸렸나요"]  # 언제, 얼마나: question words
+    assert query_terms("마감은 언제인가요? 얼마나 걸렸나요?") == ["마감"]  # 언제, 얼마나: question words; 걸렸나요: below
     assert query_terms("이 도") == ["이", "도"]  # a particle's syllable on its own is a word ("tooth", "province")
     # a question word with the copula on it, a verb's ending written alone: no noun to ask for
     assert query_terms("연습은 언제야? 회의는 뭐였지? 큐는 무엇을 쓰기로 했나요?") == ["연습", "회의", "큐는", "쓰기"]
     assert query_terms("해 한") == ["해", "한"]  # a one-syllable ending is also a word ("sun", "one")
+    # a verb asked as a question or told in the past, informally, is searched only when nothing else is (a note
+    # writes 맡는다, 잡았다); a noun that ends alike stays a word (영어, "English")
+    assert query_terms("보안 검토는 누가 맡나요? 언제로 잡았어?") == ["보안", "검토"]
+    assert query_terms("맡나요") == ["맡나요"] and query_terms("영어 단어") == ["영어", "단어"]
 
 
 def test_korean_verbs_made_from_nouns_add_the_noun() -> None:

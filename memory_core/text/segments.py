@@ -119,6 +119,9 @@ _KEEP = {ending: 2 for ending in _ENDING_WORDS.split()} | {
     particle: 2 if len(particle) == 1 else 1 for particle in _PARTICLE_WORDS.split()
 }
 _PARTICLES = frozenset(_PARTICLE_WORDS.split())
+# The endings of a verb asked as a question or told in the past, informally (맡 + 나요, 잡 + 았어), after a verb's own
+# stem, which the index does not cut off (:func:`korean_stem`): a note states it otherwise (맡는다, 잡았다)
+_ASKING_VERB = ("나요", "까요", "니까", "습니까", "았어", "었어", "였어", "았니", "었니", "았지", "었지")
 _ENDINGS = frozenset(_ENDING_WORDS.split())
 _ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
@@ -372,7 +375,10 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             term = korean_stem(piece) or piece
             attached = at > 0 and matches[at - 1].end() == match.start() and piece in _PARTICLES  # PostgreSQL을
             bare = len(piece) > 1 and piece in _ENDINGS  # 했나요, 인가요: a verb's ending written alone, no noun
-            yield term, STOP if attached or bare or {piece, term} & KOREAN_STOPWORDS else WORD
+            if attached or bare or {piece, term} & KOREAN_STOPWORDS:
+                yield term, STOP
+            else:  # a verb asked as a question (맡나요, 잡았어) is written otherwise in a note (맡는다, 잡았다)
+                yield term, WEAK if term == piece and len(piece) > 2 and piece.endswith(_ASKING_VERB) else WORD
         else:
             word = piece.lower()
             function = word in QUERY_STOPWORDS or word in foreign or in_contraction(text, match.start(), match.end())
