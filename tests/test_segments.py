@@ -141,6 +141,7 @@ def test_traditional_chinese_is_cut_as_its_simplified_form() -> None:
     assert query_terms("資料庫什麼時候遷移？") == query_terms("资料库什么时候迁移？") == ["资料", "料库", "时候", "候迁", "迁移"]
     assert simplified("乾淨的於") == "干净的于"  # a character listed with two forms takes the first
     assert simplified("大阪で") == "大阪で"  # ... unless that is itself: 阪 stays (大阪)
+    assert query_terms("その後どうなった") == ["どう"]  # a Japanese function word with a traditional form (後) is cut
     assert simplified("Zoë 会议 ∑") == "Zoë 会议 ∑"  # other text as it was
 
 

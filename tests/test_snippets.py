@@ -111,6 +111,15 @@ def test_a_short_chunk_is_returned_whole_and_a_long_line_is_cut_around_its_match
     assert window.text.startswith("…") and window.text.endswith("…")
 
 
+def test_a_long_traditional_chinese_sentence_is_cut_around_its_match() -> None:
+    """A sentence too long for the snippet is cut around the query's first term, found in its traditional form
+    too (遷移 for the query's 迁移): the line starts far from it."""
+    line = "甲" * 200 + "我們決定遷移資料庫" + "乙" * 200
+    scorer = LineScorer(query_terms("迁移"), [line])
+    window = best_window(f"# 筆記\n{line}", 1, 2, scorer, 120)
+    assert "遷移" in window.text and window.text.startswith("…"), window.text
+
+
 CJK_SENTENCES = [f"第{n}次会议讨论了预算和人员安排，没有做出新的决定。" for n in range(1, 40)]
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..limits import ANSWER_JSON_CHARS, EXPLAIN_FIELDS_CHARS, MIN_SNIPPET_CHARS, RESULT_FIELDS_CHARS
 from ..models import Explanation, Hit
 from ..text.chunking import only_headings, text_cost
+from ..text.han_forms import simplified
 from ..text.terms import index_stems, stems, term_index_keys, term_keys
 from .ranking import Ranked
 
@@ -244,7 +245,7 @@ def _cut_line(line: str, scorer: LineScorer, max_chars: int) -> str:
 def _cut_sentence(line: str, scorer: LineScorer, max_chars: int) -> str:
     """``max_chars`` (weighted) of a long line, starting a little before its first query term, never inside
     a character's combining marks."""
-    lowered = line.lower()
+    lowered = simplified(line.lower())  # as its terms are: 遷移 is 迁移 (one character for one: the offsets hold)
     found = [lowered.find(term) for term in scorer.terms | scorer.forms]
     hit = min((at for at in found if at >= 0), default=0)
     costs = [text_cost(char) for char in line]

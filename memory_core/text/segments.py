@@ -145,6 +145,8 @@ _JAPANESE_FUNCTION_WORDS = (
     "なぜ どうして どうやって どのように どのくらい どれくらい どんな いくら いくつ 誰 のです んです"
 )
 CJK_STOPWORDS = sorted(set(_CJK_STOP_WORDS.split()) | set(_JAPANESE_FUNCTION_WORDS.split()), key=len, reverse=True)
+# as a query's runs are cut, its traditional characters folded: その後 is その后 there
+_FOLDED_STOPWORDS = sorted({simplified(word) for word in CJK_STOPWORDS}, key=len, reverse=True)
 
 
 def _cutter(words: list[str]) -> re.Pattern[str]:
@@ -152,11 +154,11 @@ def _cutter(words: list[str]) -> re.Pattern[str]:
     return re.compile("(" + "|".join(map(re.escape, words)) + ")")
 
 
-_CJK_STOP = _cutter(CJK_STOPWORDS)
+_CJK_STOP = _cutter(_FOLDED_STOPWORDS)
 # Japanese "what" (何年に, 何人): a stop word in a query with kana, so Japanese. In Chinese it stays a term: a
 # common surname (何炅) and part of words (任何).
 _JAPANESE_WHAT = "何"
-_JAPANESE_STOP = _cutter([*CJK_STOPWORDS, _JAPANESE_WHAT])
+_JAPANESE_STOP = _cutter([*_FOLDED_STOPWORDS, _JAPANESE_WHAT])
 _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji between two of these is a word
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 어느 무슨 얼마 얼마나 몇 그리고 그런데 하지만 및 또는"
 # A question word asked with the copula or a question's ending on it: 언제야 ("when is it?"), 뭐였지 ("what was it?")
