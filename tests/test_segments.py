@@ -175,6 +175,8 @@ def test_a_korean_question_asks_for_its_nouns() -> None:
     # writes 맡는다, 잡았다); a noun that ends alike stays a word (영어, "English")
     assert query_terms("보안 검토는 누가 맡나요? 언제로 잡았어?") == ["보안", "검토"]
     assert query_terms("맡나요") == ["맡나요"] and query_terms("영어 단어") == ["영어", "단어"]
+    assert query_terms("누가 서버 껐어? 비밀번호 바꿨어?") == ["서버", "비밀번호"]  # the past merged into the stem: ㅆ
+    assert query_terms("아버지 어머니") == ["아버지", "어머니"]  # 지, 니 after another syllable: nouns ("father", "mother")
 
 
 def test_korean_verbs_made_from_nouns_add_the_noun() -> None:

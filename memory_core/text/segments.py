@@ -122,6 +122,7 @@ _PARTICLES = frozenset(_PARTICLE_WORDS.split())
 # The endings of a verb asked as a question or told in the past, informally (맡 + 나요, 잡 + 았어), after a verb's own
 # stem, which the index does not cut off (:func:`korean_stem`): a note states it otherwise (맡는다, 잡았다)
 _ASKING_VERB = ("나요", "까요", "니까", "습니까", "았어", "었어", "였어", "았니", "었니", "았지", "었지")
+_FIRST_SYLLABLE, _SYLLABLES, _FINAL_SS = 0xAC00, 11_172, 20  # Hangul syllables; ㅆ is the 20th final consonant
 _ENDINGS = frozenset(_ENDING_WORDS.split())
 _ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
@@ -187,6 +188,16 @@ def _clusters(run: str) -> list[str]:
 def _bigrams(units: list[str]) -> list[str]:
     """Overlapping pairs of ``units``; a single unit is its own gram."""
     return [a + b for a, b in zip(units, units[1:])] or units
+
+
+def _asks_with_a_verb(word: str) -> bool:
+    """Whether a Korean query word is a verb asked as a question or told in the past informally: one of
+    :data:`_ASKING_VERB`'s endings after a stem, or 어, 지, 니 or 냐 after a syllable whose last consonant is ㅆ, the
+    past's (갔어, 껐어, 바꿨어: the past merged into the stem's syllable)."""
+    if len(word) > 2 and word.endswith(_ASKING_VERB):
+        return True
+    code = ord(word[-2]) - _FIRST_SYLLABLE if len(word) > 1 else -1
+    return word[-1] in "어지니냐" and 0 <= code < _SYLLABLES and code % 28 == _FINAL_SS
 
 
 def korean_stem(word: str) -> str | None:
@@ -380,7 +391,7 @@ def query_pieces(text: str) -> Iterator[tuple[str, Weight]]:
             if attached or bare or {piece, term} & KOREAN_STOPWORDS:
                 yield term, STOP
             else:  # a verb asked as a question (맡나요, 잡았어) is written otherwise in a note (맡는다, 잡았다)
-                yield term, WEAK if term == piece and len(piece) > 2 and piece.endswith(_ASKING_VERB) else WORD
+                yield term, WEAK if term == piece and _asks_with_a_verb(piece) else WORD
         else:
             word = piece.lower()
             function = word in QUERY_STOPWORDS or word in foreign or in_contraction(text, match.start(), match.end())
