@@ -81,7 +81,8 @@ def test_the_wheel_holds_exactly_the_memdex_namespace(dists: tuple[Path, Path]) 
         top_level = wheel.read(f"{DIST}-{VERSION}.dist-info/top_level.txt").decode()
     dist_info = {n for n in names if n.startswith(f"{DIST}-{VERSION}.dist-info/")}
     assert dist_info == {f"{DIST}-{VERSION}.dist-info/{f}" for f in
-                         ("METADATA", "WHEEL", "entry_points.txt", "top_level.txt", "RECORD", "licenses/LICENSE")}
+                         ("METADATA", "WHEEL", "entry_points.txt", "top_level.txt", "RECORD", "licenses/LICENSE",
+                          "licenses/LICENSES/Apache-2.0.txt")}
     assert names - dist_info == _expected_package_files()
     assert {n.split("/")[0] for n in names - dist_info} == {"memdex"}
     assert top_level.split() == ["memdex"]
@@ -99,7 +100,8 @@ def test_the_wheel_metadata_matches_pyproject(dists: tuple[Path, Path]) -> None:
         entry_points = wheel.read(f"{DIST}-{VERSION}.dist-info/entry_points.txt").decode()
     assert meta["Name"] == NAME and meta["Version"] == VERSION
     assert meta["Requires-Python"] == ">=3.11"
-    assert meta["License-Expression"] == "MIT" and meta.get_all("License-File") == ["LICENSE"]
+    assert meta["License-Expression"] == "MIT AND Apache-2.0"  # Apache-2.0: OpenCC's table of Chinese characters
+    assert meta.get_all("License-File") == ["LICENSE", "LICENSES/Apache-2.0.txt"]
     assert meta["Description-Content-Type"] == "text/markdown"
     assert meta.get_payload().startswith("# memdex\n")
     requires = {Requirement(r) for r in meta.get_all("Requires-Dist")}
@@ -115,7 +117,8 @@ def test_the_sdist_carries_what_a_build_needs_and_no_more(dists: tuple[Path, Pat
     benchmarks, node packaging or caches."""
     with tarfile.open(dists[1]) as sdist:
         names = {n.removeprefix(f"{DIST}-{VERSION}/") for n in sdist.getnames()}
-    for must in ("PKG-INFO", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "config.example.toml", "server.json"):
+    for must in ("PKG-INFO", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "LICENSES/Apache-2.0.txt",
+                 "config.example.toml", "server.json"):
         assert must in names, must
     sources = {f"{folder}/{p.split('/', 2)[2]}" for folder, installed in PACKAGE_DIRS.items()
                for p in _expected_package_files() if p.startswith(installed + "/")}

@@ -7,6 +7,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
+from importlib.resources import files
 
 import pytest
 
@@ -141,6 +142,10 @@ def test_traditional_chinese_is_cut_as_its_simplified_form() -> None:
     assert query_terms("資料庫什麼時候遷移？") == query_terms("资料库什么时候迁移？") == ["资料", "料库", "时候", "候迁", "迁移"]
     assert simplified("乾淨的於") == "干净的于"  # a character listed with two forms takes the first
     assert simplified("大阪で") == "大阪で"  # ... unless that is itself: 阪 stays (大阪)
+    text = files("memdex.memory_core.text").joinpath("han_forms.txt").read_text(encoding="utf-8")
+    pairs = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+    assert len(pairs) > 4_000 and all(len(pair) == 2 and len(pair[0]) == len(pair[1]) == 1 for pair in pairs)
+    assert simplified("".join(pair[0] for pair in pairs)) == "".join(pair[1] for pair in pairs)  # one for one, no chain
     assert query_terms("その後どうなった") == ["どう"]  # a Japanese function word with a traditional form (後) is cut
     assert simplified("Zoë 会议 ∑") == "Zoë 会议 ∑"  # other text as it was
 

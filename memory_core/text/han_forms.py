@@ -19,7 +19,8 @@ from importlib.resources import files
 def _table() -> dict[int, str]:
     """Each traditional character's code point -> its simplified form, read once."""
     text = files(__package__).joinpath("han_forms.txt").read_text(encoding="utf-8")
-    return {ord(line[0]): line[2:] for line in text.splitlines() if line and not line.startswith("#")}
+    pairs = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+    return {ord(traditional): simple for traditional, simple in pairs}
 
 
 def simplified(text: str) -> str:
