@@ -128,6 +128,7 @@ def test_a_word_for_a_week_or_month_names_each_of_its_days(query: str, first: st
         ("上星期天", "2026-11-15", "上星期天"),
         ("先週の金曜日の会議", "2026-11-13", "先週の金曜日"),
         ("上周一开会", "2026-11-09", "上周一"),
+        ("上週天做了什麼", "2026-11-15", "上週天"),  # traditional characters, named as the query writes them
     ],
 )
 def test_a_past_weekday_names_its_day(query: str, day: str, words: str) -> None:

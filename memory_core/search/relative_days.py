@@ -20,6 +20,7 @@ import datetime as dt
 import re
 import unicodedata
 
+from ..text.han_forms import simplified
 from ..text.weekdays import ENGLISH, FEIRA, HAN_DAYS, KANJI_DAYS, NAMES
 from ..textutil import either
 
@@ -57,9 +58,8 @@ PERIODS: dict[str, tuple[str, int]] = {
     "지난주": ("week", 1), "지난 주": ("week", 1), "이번 주": ("week", 0), "이번주": ("week", 0),  # Korean
     "지난달": ("month", 1), "지난 달": ("month", 1), "이번 달": ("month", 0), "이번달": ("month", 0),
     "先週": ("week", 1), "今週": ("week", 0), "先月": ("month", 1), "今月": ("month", 0),  # Japanese
-    "上周": ("week", 1), "上週": ("week", 1), "上个星期": ("week", 1), "上個星期": ("week", 1),  # Chinese
-    "这周": ("week", 0), "這週": ("week", 0), "本周": ("week", 0), "本週": ("week", 0),
-    "上个月": ("month", 1), "上個月": ("month", 1), "这个月": ("month", 0), "這個月": ("month", 0), "本月": ("month", 0),
+    "上周": ("week", 1), "上个星期": ("week", 1), "这周": ("week", 0), "本周": ("week", 0),  # Chinese (.han_forms: 上週)
+    "上个月": ("month", 1), "这个月": ("month", 0), "本月": ("month", 0),
 }  # fmt: skip
 # The days up to today that a span names, today among them ("what changed in the past week?")
 PERIODS |= {
@@ -88,7 +88,7 @@ _LAST_WEEKDAY_WRITTEN = {
 }  # fmt: skip
 # Chinese and Japanese name a weekday of last week, Monday to Sunday (上周五: the Friday of the week before this one)
 _OF_LAST_WEEK = {
-    "上周{}": " ".join(HAN_DAYS), "上週{}": " ".join(HAN_DAYS), "上星期{}": " ".join(HAN_DAYS),
+    "上周{}": " ".join(HAN_DAYS), "上星期{}": " ".join(HAN_DAYS),
     "先週の{}曜日": " ".join(KANJI_DAYS), "先週{}曜日": " ".join(KANJI_DAYS),
 }  # fmt: skip
 PERIODS |= (
@@ -110,16 +110,19 @@ _WEEKENDS = {
     1: "last weekend|past weekend|letztes wochenende|letzten wochenende|vergangenes wochenende|vergangenen wochenende|"
     "le week-end dernier|le weekend dernier|el fin de semana pasado|fim de semana passado|lo scorso fine settimana|"
     "il fine settimana scorso|lo scorso weekend|il weekend scorso|afgelopen weekend|vorig weekend|"
-    "на прошлых выходных|в прошлые выходные|지난 주말|지난주말|先週末|上周末|上週末|上个周末|上個週末",
+    "на прошлых выходных|в прошлые выходные|지난 주말|지난주말|先週末|上周末|上个周末",
     0: "this weekend|dieses wochenende|diesem wochenende|ce week-end|ce weekend|este fin de semana|este fim de semana|"
     "neste fim de semana|questo fine settimana|questo weekend|dit weekend|на этих выходных|в эти выходные|이번 주말|"
-    "이번주말|今週末|这周末|這週末|本周末|本週末|这个周末|這個週末",
+    "이번주말|今週末|这周末|本周末|这个周末",
 }
 PERIODS |= {phrase: ("weekend", back) for back, phrases in _WEEKENDS.items() for phrase in phrases.split("|")}
 # "A week ago" without its number, where a language drops it
 PERIODS |= {"неделю назад": ("week", 1), "месяц назад": ("month", 1), "일주일 전": ("week", 1), "일주일전": ("week", 1),
             "한 달 전": ("month", 1), "한달 전": ("month", 1), "두 달 전": ("month", 2)}  # fmt: skip
 DAYS_BACK |= {"이틀 전": 2, "사흘 전": 3}
+# Han written as a query is matched: folded (:mod:`..text.han_forms`), so 上週 and 這個週末 are 上周 and 这个周末
+DAYS_BACK = {simplified(word): back for word, back in DAYS_BACK.items()}
+PERIODS = {simplified(phrase): period for phrase, period in PERIODS.items()}
 # "3 days ago", "vor zwei Wochen", "a month ago", "三天前", "2주 전": the day so many days back, or the calendar week
 # or month so many back (7 days ago is always in last week). The number is digits or a word; Chinese, Japanese and
 # Korean write it onto the unit, with digits or a Han numeral.
@@ -134,22 +137,22 @@ _NUMBERS = {
     )
     for word in words.split()
 }  # fmt: skip
-_HAN_NUMBERS = {han: number for number, han in enumerate("〇一二三四五六七八九十")} | {"两": 2, "兩": 2}
+_HAN_NUMBERS = {han: number for number, han in enumerate("〇一二三四五六七八九十")} | {"两": 2}
 _UNITS = {  # (spaced words, words written onto the number) of each unit
     "month": ("months month monaten monat mois meses mês mes mesi mese maanden maand месяцев месяца месяц",
-              "个月 個月 か月 ヶ月 カ月 ヵ月 개월 달"),
+              "个月 か月 ヶ月 カ月 ヵ月 개월 달"),
     "week": ("weeks week wochen woche semaines semaine semanas semana settimane settimana weken недель недели неделю",
-             "个星期 個星期 星期 週間 周 週 주"),
+             "个星期 星期 週間 周 주"),
     "day": ("days day tagen tag jours jour días día dias dia giorni giorno dagen dag дней дня день", "天 日 일"),
 }  # fmt: skip
-_UNIT_OF = {word: unit for unit, kinds in _UNITS.items() for words in kinds for word in words.split()}
+_UNIT_OF = {simplified(word): unit for unit, kinds in _UNITS.items() for words in kinds for word in words.split()}
 
 
 _NUMBER = r"(?:\d{1,3}|" + either(_NUMBERS) + ")"
 _HAN_DIGITS = "".join(_HAN_NUMBERS)
 _HAN_NUMBER = rf"(?:\d{{1,3}}|[{_HAN_DIGITS}])"
 _SPACED_UNIT = either(word for unit in _UNITS.values() for word in unit[0].split())
-_HAN_UNIT = either(word for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
+_HAN_UNIT = either(simplified(word) for unit in _UNITS.values() for word in unit[1].split() if not _HANGUL.match(word))
 _HANGUL_UNIT = either(word for unit in _UNITS.values() for word in unit[1].split() if _HANGUL.match(word))
 _SPACED_AGO = (  # "ago" after the number and unit, or before them
     rf"(?<![\w.])(?:(?:vor|il y a|hace|há) {_NUMBER} {_SPACED_UNIT}|{_NUMBER} {_SPACED_UNIT} (?:ago|atrás|fa|geleden|назад))"
@@ -189,7 +192,8 @@ _PATTERN_SPACED_AGO = re.compile(rf"(?P<ago>{_SPACED_AGO}|{_WRITTEN_ON_AGO})|{_W
 def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
     """Each day (``YYYY-MM-DD``) ``text`` names relative to ``today``, with the words that name it as written; a
     week or a month gives each of its days with the same words."""
-    query = unicodedata.normalize("NFC", text).replace("’", "'")
+    as_written = unicodedata.normalize("NFC", text).replace("’", "'")
+    query = simplified(as_written)  # one character for one: a match's place is the same in both
     named: list[tuple[str, str]] = []
     for match in (_PATTERN_SPACED_AGO if _AGO_WORD.search(query) else _PATTERN).finditer(query):
         written = match.group(0).lower()
@@ -198,7 +202,7 @@ def named_days(text: str, today: dt.date) -> list[tuple[str, str]]:
         else:
             word = next(word for word in _WORDS if written.startswith(word))  # a Korean particle after it
             days = _period(*(("day", DAYS_BACK[word]) if word in DAYS_BACK else PERIODS[word]), today)
-        named += [(day.isoformat(), match.group(0)) for day in days]
+        named += [(day.isoformat(), as_written[match.start() : match.end()]) for day in days]
     return named
 
 
