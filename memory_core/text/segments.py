@@ -216,7 +216,7 @@ def _script_piece(match: re.Match[str]) -> str:
         stem = korean_stem(text)
         grams = [text, stem] if stem else [text]
     else:
-        units = list(simplified(text)) if match.lastgroup == "cjk" else _clusters(text)
+        units = list(text) if match.lastgroup == "cjk" else _clusters(text)
         grams = units + _bigrams(units) if len(units) > 1 else units
     return f" {' '.join(grams)} "
 
@@ -298,8 +298,8 @@ def segmented(text: str) -> str:
     if text.isascii():
         return text if _ANY_REWRITE.search(text) is None else _with_acronym_marks(_with_camel_parts(text))
     text = unicodedata.normalize("NFKC", text)
-    if _ANY_SCRIPT.search(text):
-        text = _SCRIPT_RUN.sub(_script_piece, with_stems(text))
+    if _ANY_SCRIPT.search(text):  # traditional Chinese folded once for the whole text: its runs are cut from it
+        text = _SCRIPT_RUN.sub(_script_piece, with_stems(simplified(text)))
     return _with_acronym_marks(_with_camel_parts(text))
 
 
