@@ -175,6 +175,7 @@ def test_a_korean_question_asks_for_its_nouns() -> None:
     assert query_terms("이 도") == ["이", "도"]  # a particle's syllable on its own is a word ("tooth", "province")
     # a question word with the copula on it, a verb's ending written alone: no noun to ask for
     assert query_terms("연습은 언제야? 회의는 뭐였지? 큐는 무엇을 쓰기로 했나요?") == ["연습", "회의", "큐는", "쓰기"]
+    assert query_terms("사무실은 어디에요?") == ["사무실"]  # 에요: as often written as 예요
     assert query_terms("해 한") == ["해", "한"]  # a one-syllable ending is also a word ("sun", "one")
     # a verb asked as a question or told in the past, informally, is searched only when nothing else is (a note
     # writes 맡는다, 잡았다); a noun that ends alike stays a word (영어, "English")

@@ -317,3 +317,20 @@ def test_a_file_with_unknown_migrations_or_unrecorded_tables_needs_a_reset(tmp_p
         schema.open_index(foreign).close()
     assert raised.value.path == schema.cache_path(foreign)
 
+
+
+async def test_the_chunk_ids_ends_are_read_off_the_key(make_engine: MakeEngine, workspace: Path, index_path: Path) -> None:
+    """A keyword search that ranks in halves reads the chunk ids' two ends by the key: min() and max() in one select
+    scanned every chunk (6 ms of each search at 100,000 chunks)."""
+    fill_workspace(workspace, files=3)
+    async with make_engine() as engine:
+        await engine.sync()
+    conn = db.connect(index_path, readonly=True)
+    try:
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {store.ID_RANGE}")]
+        low, high = conn.execute(store.ID_RANGE).fetchone()
+        ids = [row[0] for row in conn.execute("SELECT id FROM chunks")]
+    finally:
+        conn.close()
+    assert plan.count("SEARCH chunks") == 2 and not [step for step in plan if step.startswith("SCAN chunks")], plan
+    assert (low, high) == (min(ids), max(ids))

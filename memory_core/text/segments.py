@@ -164,7 +164,7 @@ _PARTICLE_OR_WHAT = re.compile(f"[{_KANA}]+|{_JAPANESE_WHAT}")  # a lone kanji b
 _KOREAN_STOP_WORDS = "무엇 무엇을 뭐 뭘 어디 어디서 언제 누가 누구 왜 어떻게 어떤 어느 무슨 얼마 얼마나 몇 그리고 그런데 하지만 및 또는"
 # A question word asked with the copula or a question's ending on it: 언제야 ("when is it?"), 뭐였지 ("what was it?")
 _QUESTION_WORDS = "무엇 뭐 어디 언제 누구 왜 어떻게 얼마"
-_ASKING_ENDINGS = "야 이야 지 죠 요 예요 이에요 인가요 인지 입니까 일까요 니 냐 였지 였어 였죠 였나요 였어요 였더라 더라"
+_ASKING_ENDINGS = "야 이야 지 죠 요 예요 에요 이에요 인가요 인지 입니까 일까요 니 냐 였지 였어 였죠 였나요 였어요 였더라 더라"
 KOREAN_STOPWORDS = frozenset(_KOREAN_STOP_WORDS.split()) | {
     word + ending for word in _QUESTION_WORDS.split() for ending in _ASKING_ENDINGS.split()
 }
