@@ -159,6 +159,7 @@ _PERSIAN = (
     "و در به از که این آن را با است هست نیست بود شد برای تا یا اما اگر هم چه چرا چی چیست کی کجا چطور چگونه چند "
     "چقدر کدام آیا درباره من تو او ما شما آنها یک هر همه خود کسی چیزی می نمی ها های ای ام"
 )
+# Urdu's "پر" ("on") is Persian's "full" too, and "آپ" ("you") folds to Persian's "اپ" ("app"): both rare in a question
 _URDU = "کا کی کے لیے لئے میں سے پر ہے ہیں تھا تھی تھے اور یا کہ کیا کب کہاں کون سا کیوں کیسے یہ وہ نے کو بھی ہم آپ"
 ENGLISH_STOPWORDS = frozenset(_ENGLISH.split())
 # English words that frame a question rather than name what it asks for: the verbs that ask for what someone
