@@ -18,7 +18,7 @@ from fake_provider import HashFactory
 from helpers import TEST_MODEL, needs_shared
 from mcp import Client
 
-from memdex.memory_core import MemoryEngine
+from memdex.memory_core import MemoryEngine, SearchAnswer
 from memdex.memory_core.embeddings.languages import english_only, reads_query, script_warning
 from memdex.memory_core.index import syncer
 from memdex.memory_core.stores.postgres import postings
@@ -88,11 +88,17 @@ def _written(root: Path, notes: dict[str, str]) -> Path:
     return root
 
 
-async def _keyword_paths(make_engine: MakeEngine, root: Path, query: str) -> list[str]:
-    """The paths a keyword-only search of the memory at ``root`` answers ``query`` with, best first."""
+async def _keyword_answers(make_engine: MakeEngine, root: Path, *queries: str) -> list[SearchAnswer]:
+    """The keyword-only answers of the memory at ``root`` to ``queries``, in order, from one engine."""
     async with make_engine(workspace=root, embedding=KEYWORD) as engine:
         await engine.sync()
-        return [hit.path for hit in (await engine.search(query)).results]
+        return [await engine.search(query) for query in queries]
+
+
+async def _keyword_paths(make_engine: MakeEngine, root: Path, query: str) -> list[str]:
+    """The paths a keyword-only search of the memory at ``root`` answers ``query`` with, best first."""
+    (answer,) = await _keyword_answers(make_engine, root, query)
+    return [hit.path for hit in answer.results]
 
 
 @asynccontextmanager
@@ -231,15 +237,14 @@ async def test_a_korean_question_finds_the_note_that_states_it(make_engine: Make
         "memory/2026-11-19.md": "# 2026-11-19\n\n- 야간 백업이 3시간 걸림; 백업 아카이브가 너무 빨리 커짐.\n",
         "memory/2026-11-20.md": "# 2026-11-20\n\n- 부하 테스트: 스테이징에서 초당 450건을 처리함.\n",
     }
-    root = _written(tmp_path / "korean", notes)
-    assert (await _keyword_paths(make_engine, root, "백업은 누가 담당하나요?"))[:1] == ["MEMORY.md"]
-    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
-        await engine.sync()
-        # "when was the load test?" with the copula on its question word (언제야), "what did the night backup
-        # do?" with a verb's ending written alone (했나요): neither is named as a word no note holds
-        load = await engine.search("부하 테스트는 언제야?")
-        night = await engine.search("야간 백업은 뭐 했나요?")
-        owner = await engine.search("백업은 누가 맡나요?")  # "who handles the backups?": a verb asked as a question
+    # "when was the load test?" with the copula on its question word (언제야), "what did the night backup do?" with a
+    # verb's ending written alone (했나요), "who handles the backups?" with a verb asked as a question (맡나요): none
+    # is named as a word no note holds
+    backups, load, night, owner = await _keyword_answers(
+        make_engine, _written(tmp_path / "korean", notes),
+        "백업은 누가 담당하나요?", "부하 테스트는 언제야?", "야간 백업은 뭐 했나요?", "백업은 누가 맡나요?",
+    )  # fmt: skip
+    assert [hit.path for hit in backups.results][:1] == ["MEMORY.md"]
     assert [hit.path for hit in load.results] == ["memory/2026-11-20.md"] and load.warning is None
     assert [hit.path for hit in night.results][:1] == ["memory/2026-11-19.md"] and night.warning is None
     assert "MEMORY.md" in [hit.path for hit in owner.results] and owner.warning is None  # no "맡나요" named as missing
@@ -253,10 +258,12 @@ async def test_chinese_in_either_form_finds_notes_in_the_other(make_engine: Make
         "memory/2026-12-01.md": "# 2026-12-01\n\n- 和王芳开会，讨论退款流程，决定下周上线。\n",
         "memory/2026-12-02.md": "# 2026-12-02\n\n- 房租从 12 月起涨到 6800 元。\n",
     }
-    root = _written(tmp_path / "chinese", notes)
-    assert await _keyword_paths(make_engine, root, "备份要多久？") == ["MEMORY.md"]
-    assert await _keyword_paths(make_engine, root, "计费服务用什么数据库") == ["MEMORY.md"]
-    assert (await _keyword_paths(make_engine, root, "退款流程什麼時候上線？"))[:1] == ["memory/2026-12-01.md"]
+    backup, database, refunds = await _keyword_answers(
+        make_engine, _written(tmp_path / "chinese", notes), "备份要多久？", "计费服务用什么数据库", "退款流程什麼時候上線？"
+    )
+    assert [hit.path for hit in backup.results] == ["MEMORY.md"]
+    assert [hit.path for hit in database.results] == ["MEMORY.md"]
+    assert [hit.path for hit in refunds.results][:1] == ["memory/2026-12-01.md"]
 
 
 async def test_a_persian_question_is_answered_without_naming_its_function_words(make_engine: MakeEngine, tmp_path: Path) -> None:
@@ -266,10 +273,9 @@ async def test_a_persian_question_is_answered_without_naming_its_function_words(
         "MEMORY.md": "# حافظه\n\n- سارا مدیر پروژه پرداخت است.\n- من به پنی‌سیلین حساسیت دارم.\n",
         "memory/2026-12-01.md": "# 2026-12-01\n\n- اجاره خانه از دی ماه ۲۵ میلیون تومان.\n",
     }
-    async with make_engine(workspace=_written(tmp_path / "persian", notes), embedding=KEYWORD) as engine:
-        await engine.sync()
-        sara = await engine.search("سارا چه کسی است؟")
-        rent = await engine.search("اجاره خانه چقدر است؟")
+    sara, rent = await _keyword_answers(
+        make_engine, _written(tmp_path / "persian", notes), "سارا چه کسی است؟", "اجاره خانه چقدر است؟"
+    )
     assert [hit.path for hit in sara.results] == ["MEMORY.md"] and sara.warning is None
     assert [hit.path for hit in rent.results] == ["memory/2026-12-01.md"] and rent.warning is None
 
@@ -296,13 +302,10 @@ async def test_a_polish_memory_answers_its_questions_without_their_function_word
         "memory/2026-12-03.md": "# 2026-12-03\n\n- Wizyta u dentysty 11.12 o 16:00.\n- [ ] Zamówić nowy laptop\n",
         "memory/2026-12-04.md": "# 2026-12-04\n\n- Technik był, naprawił ogrzewanie; jest ciepło.\n",
     }
-    root = _written(tmp_path / "polish", notes)
-    async with make_engine(workspace=root, embedding=KEYWORD) as engine:
-        await engine.sync()
-        dentist = await engine.search("Kiedy jest wizyta u dentysty?")
-        kasia = await engine.search("Kto to jest Kasia?")
-        tasks = await engine.search("Jakie zadania są otwarte?")
-        friday = await engine.search("co było w piątek?")
+    dentist, kasia, tasks, friday = await _keyword_answers(
+        make_engine, _written(tmp_path / "polish", notes),
+        "Kiedy jest wizyta u dentysty?", "Kto to jest Kasia?", "Jakie zadania są otwarte?", "co było w piątek?",
+    )  # fmt: skip
     assert [hit.path for hit in dentist.results] == ["memory/2026-12-03.md"] and dentist.warning is None
     assert [hit.path for hit in kasia.results] == ["MEMORY.md"]
     assert [hit.path for hit in tasks.results][:1] == ["memory/2026-12-03.md"]
