@@ -122,7 +122,8 @@ _PARTICLES = frozenset(_PARTICLE_WORDS.split())
 # The endings of a verb asked as a question or told in the past, informally (맡 + 나요, 잡 + 았어), after a verb's own
 # stem, which the index does not cut off (:func:`korean_stem`): a note states it otherwise (맡는다, 잡았다)
 _ASKING_VERB = ("나요", "까요", "니까", "습니까", "았어", "었어", "였어", "았니", "었니", "았지", "었지")
-_FIRST_SYLLABLE, _SYLLABLES, _FINAL_SS = 0xAC00, 11_172, 20  # Hangul syllables; ㅆ is the 20th final consonant
+# Hangul syllables from 가 on, each a lead, a vowel and one of 28 finals (none among them); ㅆ is final 20
+_FIRST_SYLLABLE, _SYLLABLES, _FINALS, _FINAL_SS = 0xAC00, 11_172, 28, 20
 _ENDINGS = frozenset(_ENDING_WORDS.split())
 _ENDING_LENGTHS = sorted({len(ending) for ending in _KEEP}, reverse=True)
 
@@ -197,7 +198,7 @@ def _asks_with_a_verb(word: str) -> bool:
     if len(word) > 2 and word.endswith(_ASKING_VERB):
         return True
     code = ord(word[-2]) - _FIRST_SYLLABLE if len(word) > 1 else -1
-    return word[-1] in "어지니냐" and 0 <= code < _SYLLABLES and code % 28 == _FINAL_SS
+    return word[-1] in "어지니냐" and 0 <= code < _SYLLABLES and code % _FINALS == _FINAL_SS
 
 
 def korean_stem(word: str) -> str | None:
