@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
 from collections.abc import Iterable
@@ -26,9 +27,18 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def is_utf16(data: bytes) -> bool:
+    """Whether a file's bytes start with a UTF-16 byte-order mark: a Markdown file saved by Windows PowerShell 5's
+    ``>`` or ``Out-File``, or as Notepad's "Unicode"."""
+    return data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+
+
 def decode_text(data: bytes) -> str:
-    """A memory file's bytes (or its bytes from a line start) as text: UTF-8, a bad byte as U+FFFD, and without
-    the byte-order mark some Windows editors put first, which is no character of the notes."""
+    """A memory file's bytes (or its UTF-8 bytes from a line start) as text: UTF-8, a bad byte as U+FFFD, and
+    without the byte-order mark some Windows editors put first, which is no character of the notes. A whole
+    file that starts with a UTF-16 byte-order mark is read as UTF-16."""
+    if is_utf16(data):
+        return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 

@@ -57,6 +57,20 @@ async def test_the_prompt_hands_over_each_log_once_and_then_only_what_was_added(
     assert "## memory/2026-11-19.md\n\n# 2026-11-19\n\n- Rewritten by hand" in await _prompt(make_engine())
 
 
+async def test_a_utf16_log_is_handed_over_as_text_and_then_only_what_was_added(make_engine: MakeEngine, workspace: Path) -> None:
+    """A daily log saved by Windows PowerShell 5 (UTF-16): its text, not its bytes read as UTF-8, and after it grew
+    only its new lines."""
+    log = workspace / "memory" / "2026-11-19.md"
+    log.write_bytes("# 2026-11-19\r\n\r\n- \u4e0a\u6d77 office moved to floor 3\r\n".encode("utf-16"))  # 上: bytes 0a 4e
+    first = await _prompt(make_engine())
+    with log.open("ab") as handle:
+        handle.write("- Deploys moved to Thursdays\r\n".encode("utf-16-le"))
+    second = await _prompt(make_engine())
+    assert "## memory/2026-11-19.md\n\n# 2026-11-19\r\n\r\n- \u4e0a\u6d77 office moved to floor 3" in first
+    assert "## memory/2026-11-19.md, from line 4: earlier lines were consolidated before\n\n- Deploys moved to Thursdays" in second
+    assert "floor 3" not in second
+
+
 async def test_logs_over_the_budget_wait_for_the_next_run(make_engine: MakeEngine, write: Write) -> None:
     half = "".join(f"- fact {i:05d} worth keeping\n" for i in range(CONSOLIDATE_CHARS // 2 // 26 + 10))
     for day in ("2026-11-01", "2026-11-02", "2026-11-03"):

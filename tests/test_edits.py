@@ -215,6 +215,39 @@ async def test_an_append_to_a_crlf_file_keeps_its_line_endings_and_a_bom_is_no_t
     assert path.read_bytes() == b"\xef\xbb\xbf# Memoria\r\n\r\n- Alquiler: 1.150 EUR al mes.\r\n"
 
 
+async def test_a_utf16_file_is_read_and_searched_and_refuses_writes_that_would_garble_it(
+    make_engine: MakeEngine, workspace: Path
+) -> None:
+    """A MEMORY.md saved by Windows PowerShell 5 (``>`` writes UTF-16 with a byte-order mark, CRLF lines) read as
+    UTF-8 was NUL-riddled nonsense that no search found, and an append added UTF-8 bytes that its editor showed
+    as garbage. It is read as UTF-16 now, also as it grows; a write to it is refused with the fix."""
+    path = workspace / "MEMORY.md"
+    lines = ["# Notes", "", "- Billing runs on PostgreSQL 17.", "- Caf\u00e9 opens at 9."]
+    lines += [f"- \u4e0a\u6d77 office, desk {n}" for n in range(1, 200)]  # 上 (U+4E0A) is the bytes 0a 4e: no newline
+    before = "".join(f"{line}\r\n" for line in lines).encode("utf-16")
+    path.write_bytes(before)
+    (workspace / "memory" / "2026-11-02.md").write_bytes(b"\xfe\xff" + "- Ran the Munich backup\n".encode("utf-16-be"))
+    async with make_engine(embedding={"provider": "none"}) as engine:
+        await engine.sync()
+        excerpt = await engine.read("MEMORY.md")
+        [hit] = (await engine.search("postgresql billing")).results
+        [log] = (await engine.search("munich backup")).results
+        with pytest.raises(InputError, match=r"MEMORY.md is saved as UTF-16 .* save MEMORY.md as UTF-8"):
+            await engine.append("- Deploys freeze on Fridays.", "long_term")
+        with pytest.raises(InputError, match="UTF-16"):
+            await engine.edit("MEMORY.md", "- Caf\u00e9 opens at 9.", "- Caf\u00e9 opens at 8.", excerpt.hash)
+        assert path.read_bytes() == before
+        with path.open("ab") as handle:  # PowerShell's `>>`: more UTF-16, no second byte-order mark
+            handle.write("- Deploys freeze on Fridays.\r\n".encode("utf-16-le"))
+        await engine.sync_paths(["MEMORY.md"])  # as the watcher does: a file that only grew re-chunks its end
+        [grown] = (await engine.search("deploys fridays")).results
+    assert excerpt.text.startswith("\n".join(lines[:9]) + "\n") and excerpt.total_lines == 203
+    assert (hit.path, hit.start_line, hit.hash) == ("MEMORY.md", 1, excerpt.hash)
+    assert "- Billing runs on PostgreSQL 17." in hit.snippet and "\x00" not in hit.snippet
+    assert log.path == "memory/2026-11-02.md" and "- Ran the Munich backup" in log.snippet
+    assert grown.end_line == 204 and grown.snippet.endswith("- \u4e0a\u6d77 office, desk 199\n- Deploys freeze on Fridays.")
+
+
 async def test_other_bytes_stay_as_they_were_invalid_utf8_and_cjk_included(make_engine: MakeEngine, workspace: Path) -> None:
     path = workspace / "MEMORY.md"
     before = b"# Memory\n\n- caf\xe9 in Latin-1 \xff\xfe\n- \xe6\x9c\x8d\xe5\x8a\xa1\xe5\x99\xa8\xe5\x9c\xa8\xe4\xb8\x8a\xe6\xb5\xb7\n- tail \x80\n"

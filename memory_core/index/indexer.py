@@ -30,7 +30,7 @@ from ..stores.base import StoreOps
 from ..stores.records import FileChange, FileState, IndexedTail, TailChange, VectorDelta, Written
 from ..text.chunking import Chunk, chunk_markdown, rechunk_tail
 from ..text.transcripts import chunk_transcript, parse_transcript
-from ..textutil import decode_text
+from ..textutil import decode_text, is_utf16
 from ..workspace import seen as last_seen
 from ..workspace.files import MemoryFile
 
@@ -133,7 +133,7 @@ def prepare(
                 changes.append(Prepared(file, seen, state, None))
             continue
         text = decode_text(data)
-        if grew and old is not None and tail is not None and markdown:
+        if grew and old is not None and tail is not None and markdown and not is_utf16(data):  # lines of UTF-8 bytes
             newlines, stable = read.lines or (data.count(b"\n"), data.count(b"\n", 0, old.size))
             found = rechunk_tail(text, tail.chunks, stable, tokens, overlap, newlines=newlines)
             if found is not None:

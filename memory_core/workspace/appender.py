@@ -24,11 +24,11 @@ from typing import NamedTuple
 from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
-from ..textutil import decode_text, split_lines
+from ..textutil import decode_text, is_utf16, split_lines
 from . import seen
 from .history import Change
 from .locking import locked
-from .memory_file import HASH_CHARS, MemoryFile
+from .memory_file import HASH_CHARS, MemoryFile, utf16_refusal
 
 RECENT_ENTRIES = 3
 TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
@@ -70,6 +70,8 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
         size = stamp[2]
         tail_start = max(0, size - TAIL_BYTES)
         tail = _read(fd, tail_start, size)
+        if is_utf16(tail if tail_start == 0 else _read(fd, 0, 2)):
+            raise utf16_refusal(file.rel)
         before = seen.recall(file.path, stamp) or seen.hashed(_blocks(fd, size), stamp)
         newlines = before.newlines
         earlier = _recent_copy(entry, tail, newlines, cut=tail_start > 0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..limits import CONSOLIDATE_CHARS
-from ..textutil import decode_text
+from ..textutil import decode_text, is_utf16
 from .files import DAILY_DIR, DAILY_LOG, Workspace
 from .history import STATE_DIR, state_dir
 from .memory_file import content_hash
@@ -62,6 +62,8 @@ def gather(workspace: Workspace) -> Material:
         if not file.rel.startswith(f"{DAILY_DIR}/") or not DAILY_LOG.search(file.rel):
             continue
         data = file.read_bytes()
+        if is_utf16(data):  # counted in UTF-8 bytes, which split into lines at b"\n" as the rest does
+            data = decode_text(data).encode("utf-8")
         start = _consolidated_bytes(data, done.get(file.rel))
         part = data[start:]
         if not part.strip():

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 from ..limits import MAX_EDIT_BYTES
+from ..textutil import is_utf16
 from .files import DAILY_LOG
 from .history import Change, Entry
 from .locking import locked
-from .memory_file import HASH_CHARS, MemoryFile, content_hash
+from .memory_file import HASH_CHARS, MemoryFile, content_hash, utf16_refusal
 
 _FRONT_MATTER = re.compile(rb"\A(?:\xef\xbb\xbf)?---\r?\n(.*?)^---[ \t]*\r?$", re.DOTALL | re.MULTILINE)
 _LOCK_MARKER = re.compile(rb"^memdex[ \t]*:[ \t]*locked[ \t]*\r?$", re.MULTILINE)
@@ -47,6 +48,8 @@ def replace_text(file: MemoryFile, old: str, new: str, expected: str | None, *, 
         raise InputError("old and new text are the same; nothing to change")
     with locked(file, os.O_RDONLY) as fd:
         data, mode = _read_all(fd)
+        if is_utf16(data):
+            raise utf16_refusal(file.rel)
         now = content_hash(data)
         if expected is not None and expected.strip().lower()[:HASH_CHARS] != now:  # a full SHA-256 hex is fine too
             raise InputError(

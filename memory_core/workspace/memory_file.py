@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import PathError
+from ..errors import InputError, PathError
 from .seen import Stamp, stamp_of
 
 HASH_CHARS = 16  # a content hash: the first hex digits of the SHA-256 of the file's bytes
@@ -199,6 +199,14 @@ def _open_checked(base: Path, parts: Sequence[str], flags: int, create: bool) ->
     if os.path.islink(target):
         raise OSError(errno.ELOOP, "a symlink", parts[-1])
     return os.open(target, flags | _LAST_FLAGS | (os.O_CREAT if create else 0), 0o644)
+
+
+def utf16_refusal(rel: str) -> InputError:
+    """The InputError for a write to a UTF-16 file: UTF-8 text added to it would read as nonsense in its editor."""
+    return InputError(
+        f"{rel} is saved as UTF-16 text and memdex writes UTF-8 only, so nothing was written: the two encodings in one "
+        f"file would garble it. Ask the user to save {rel} as UTF-8 (Notepad: Save As, Encoding UTF-8), then retry"
+    )
 
 
 def refusal(rel: str, exc: OSError) -> PathError:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..errors import PathError
 from ..text.scripts import letters_by_script
+from ..textutil import decode_text
 from .files import Workspace
 
 SAMPLE_BYTES = 4_000_000  # enough to know the language, little enough to read in a moment
@@ -25,5 +26,5 @@ def memory_letters(workspace: Workspace, max_bytes: int = SAMPLE_BYTES) -> Count
         except (OSError, PathError):
             continue  # gone or unreadable since the listing: the sample does without it
         left -= len(data)
-        counts += letters_by_script(data.decode("utf-8", errors="replace"))
+        counts += letters_by_script(decode_text(data))
     return counts
