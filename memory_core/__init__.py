@@ -31,6 +31,7 @@ from .textutil import decode_text, shown, split_lines
 from .workspace.appender import append_change, append_entry, format_entry
 from .workspace.consolidation import Material as ConsolidationMaterial
 from .workspace.consolidation import take as take_consolidation
+from .workspace.encodings import utf16_files
 from .workspace.files import MemoryFile, Workspace, check_root
 from .workspace.history import History
 from .workspace.scripts import memory_letters
@@ -77,4 +78,5 @@ __all__ = [
     "split_lines",
     "sqlite_driver",
     "take_consolidation",
+    "utf16_files",
 ]

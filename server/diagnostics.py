@@ -25,6 +25,7 @@ from memdex.memory_core import (
     provider_candidates,
     script_warning,
     sqlite_driver,
+    utf16_files,
 )
 
 
@@ -80,9 +81,11 @@ async def doctor(settings: Settings) -> int:
     """Check what search needs, one line each, and end with a verdict: ``OK: …`` (exit 0) or ``PROBLEMS: N …`` (1)."""
     drv = sqlite_driver()
     problems: list[str] = []
+    warnings: list[str] = []
     try:
         if not settings.replica:  # a replica reads the database, never a folder
             check_root(settings.workspace_dir)
+            warnings += await anyio.to_thread.run_sync(_encoding_warnings, settings)
         workspace = str(settings.workspace_dir)
     except ConfigError as exc:
         problems.append(str(exc))
@@ -98,7 +101,9 @@ async def doctor(settings: Settings) -> int:
     if ready and not settings.replica and not problems:
         letters = await anyio.to_thread.run_sync(memory_letters, Workspace(settings.workspace_dir, settings.extra_paths))
         if warning := script_warning(ready[1], letters):
-            print(f"WARNING: {warning}")
+            warnings.append(warning)
+    for warning in warnings:
+        print(f"WARNING: {warning}")
     if problems:
         print(f"PROBLEMS: {len(problems)}: " + "; ".join(problems))
         return 1
@@ -110,6 +115,17 @@ async def doctor(settings: Settings) -> int:
         print("OK: keyword search ready (keyword-only: no local model installed and no API key; either one adds "
               "vector search)")
     return 0
+
+
+def _encoding_warnings(settings: Settings) -> list[str]:
+    """A warning naming the memory files saved as UTF-16, which memdex searches but does not write to."""
+    found = utf16_files(Workspace(settings.workspace_dir, settings.extra_paths))
+    if not found:
+        return []
+    names = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    verb, them = ("is", "it") if len(found) == 1 else ("are", "them")
+    return [f"{names} {verb} saved as UTF-16: memdex searches {them}, but memory_append and memory_edit refuse to "
+            f"write to {them}; save {them} as UTF-8"]
 
 
 async def _probe_index(settings: Settings, problems: list[str]) -> str:

@@ -128,6 +128,19 @@ def test_doctor_warns_when_the_model_cannot_read_the_memorys_script(workspace: P
     assert "WARNING:" not in _memdex("doctor", "--workspace", str(workspace), **local).stdout
 
 
+def test_doctor_names_the_memory_files_saved_as_utf16(workspace: Path) -> None:
+    """memdex reads them, but refuses to append to or edit them: doctor says so before an agent's write is refused."""
+    (workspace / "MEMORY.md").write_bytes("# Memory\r\n\r\n- Prefers tea\r\n".encode("utf-16"))
+    (workspace / "memory" / "2026-11-02.md").write_text("- Ran the backup\n", encoding="utf-8")
+    doctor = _memdex("doctor", "--workspace", str(workspace))
+    warnings = [line for line in doctor.stdout.splitlines() if line.startswith("WARNING:")]
+    assert doctor.returncode == 0 and doctor.stdout.splitlines()[-1].startswith("OK: keyword search ready"), doctor.stdout
+    assert warnings == ["WARNING: MEMORY.md is saved as UTF-16: memdex searches it, but memory_append and memory_edit "
+                        "refuse to write to it; save it as UTF-8"]  # fmt: skip
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- Prefers tea\n", encoding="utf-8")
+    assert "WARNING:" not in _memdex("doctor", "--workspace", str(workspace)).stdout
+
+
 def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path, workspace: Path) -> None:
     """Latin-1, UTF-16 and UTF-8 with a byte-order mark: each one line that says what to save it as, not a
     UnicodeDecodeError traceback or "line 1, column 1"."""
