@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import EmptyResult, Resource, SubscribeRequestParams, UnsubscribeRequestParams
 
-from memdex.memory_core import MemdexError, MemoryEngine
+from memdex.memory_core import MemdexError, MemoryEngine, decode_text
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def register(
             file = engine.workspace.resolve(path)
             if file.source != "memory":  # transcripts are read through memory_get, as readable excerpts
                 raise ResourceNotFoundError(f"{path} is a session transcript; read it with memory_get")
-            return file.read_bytes().decode("utf-8", errors="replace")  # never through a symlink
+            return decode_text(file.read_bytes())  # never through a symlink
 
         try:
             return await anyio.to_thread.run_sync(read)

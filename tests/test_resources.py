@@ -53,6 +53,14 @@ async def test_a_memory_file_reads_as_markdown(notes: Path, make_engine: Callabl
     assert content.mime_type == "text/markdown"
 
 
+async def test_a_utf16_memory_file_reads_as_its_text(workspace: Path, make_engine: Callable[..., MemoryEngine]) -> None:
+    """Saved by Windows PowerShell 5 (UTF-16 with a byte-order mark): its text, not its bytes read as UTF-8."""
+    (workspace / "MEMORY.md").write_bytes("# Memory\r\n\r\n- Keeps bees in M\u00fcnster.\r\n".encode("utf-16"))
+    async with Client(build_server(make_engine())) as client:
+        result = await client.read_resource("memory://MEMORY.md")
+    assert result.contents[0].text == "# Memory\r\n\r\n- Keeps bees in M\u00fcnster.\r\n"
+
+
 @pytest.mark.parametrize("uri", ["memory://notes.md", "memory://../outside.md", "memory://memory/missing.md"])
 async def test_non_memory_or_missing_files_are_not_resources(
     notes: Path, make_engine: Callable[..., MemoryEngine], uri: str
