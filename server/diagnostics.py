@@ -85,7 +85,7 @@ async def doctor(settings: Settings) -> int:
     try:
         if not settings.replica:  # a replica reads the database, never a folder
             check_root(settings.workspace_dir)
-            warnings += await anyio.to_thread.run_sync(_encoding_warnings, settings)
+            warnings += await anyio.to_thread.run_sync(_file_warnings, settings)
         workspace = str(settings.workspace_dir)
     except ConfigError as exc:
         problems.append(str(exc))
@@ -117,15 +117,24 @@ async def doctor(settings: Settings) -> int:
     return 0
 
 
-def _encoding_warnings(settings: Settings) -> list[str]:
-    """A warning naming the memory files saved as UTF-16, which memdex searches but does not write to."""
-    found = utf16_files(Workspace(settings.workspace_dir, settings.extra_paths))
-    if not found:
-        return []
-    names = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-    verb, them = ("is", "it") if len(found) == 1 else ("are", "them")
-    return [f"{names} {verb} saved as UTF-16: memdex searches {them}, but memory_append and memory_edit refuse to "
-            f"write to {them}; save {them} as UTF-8"]
+def _file_warnings(settings: Settings) -> list[str]:
+    """Warnings naming the memory files saved as UTF-16, which memdex searches but does not write to, and those
+    it skips for a name that is not UTF-8."""
+    workspace = Workspace(settings.workspace_dir, settings.extra_paths)
+    warnings = []
+    if found := utf16_files(workspace):  # a discovery, which fills workspace.misnamed too
+        verb, them = ("is", "it") if len(found) == 1 else ("are", "them")
+        warnings.append(f"{_names(found)} {verb} saved as UTF-16: memdex searches {them}, but memory_append and "
+                        f"memory_edit refuse to write to {them}; save {them} as UTF-8")
+    if misnamed := sorted(workspace.misnamed):
+        them = "it" if len(misnamed) == 1 else "them"
+        warnings.append(f"{_names(misnamed)}: not indexed, since a name there is not UTF-8 text; rename {them}")
+    return warnings
+
+
+def _names(paths: list[str]) -> str:
+    """The first five of ``paths``, and how many more."""
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 async def _probe_index(settings: Settings, problems: list[str]) -> str:

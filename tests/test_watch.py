@@ -171,6 +171,26 @@ async def test_symlinks_appearing_in_memory_are_not_followed(
         assert await paths_for(engine, "TOPSECRET") == []
 
 
+async def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_stays_searchable(
+    make_engine: Callable[..., MemoryEngine], workspace: Path, write: Callable[[str, str], Path]
+) -> None:
+    """One file named in Latin-1 bytes made every sync fail, there at the start or saved while watching: nothing,
+    MEMORY.md included, was searchable."""
+    write("MEMORY.md", "# Memory\n\n- Favourite tea: OOLONG.\n")
+    memory = os.fsencode(workspace / "memory")
+    with open(os.path.join(memory, b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"- SAFFRON\n")
+    async with running(make_engine) as engine:
+        await eventually(lambda: _ready(engine), "first sync")
+        assert await paths_for(engine, "OOLONG") == ["MEMORY.md"]
+        with open(os.path.join(memory, b"th\xe9.md"), "wb") as handle:
+            handle.write(b"- SAFFRON again\n")
+        write("memory/real.md", "# Real\n\n- CHARTREUSE\n")
+        await eventually(lambda: _has(engine, "CHARTREUSE", "memory/real.md"), "the file saved beside it")
+        status = await engine.status()
+        assert await paths_for(engine, "SAFFRON") == [] and status.error is None and status.files == 2
+
+
 async def _ready(engine: MemoryEngine) -> bool:
     return (await engine.status()).state == "ready"
 

@@ -66,6 +66,32 @@ def test_discovery_skips_hidden_folders_git_node_modules_and_non_markdown(
     assert rels(Workspace(workspace)) == ["memory/kept.md", "memory/sub/real.md"]
 
 
+def test_discovery_skips_names_that_are_not_utf8_and_names_each_once(
+    workspace: Path, write: Callable[[str, str], Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A name of Latin-1 bytes (an old archive unpacked, a Samba share) is held by Python as lone surrogates, which
+    no index row or JSON answer can carry: one such file made every sync fail, so nothing was searchable."""
+    write("memory/kept.md", "kept")
+    memory = os.fsencode(workspace / "memory")
+    with open(os.path.join(memory, b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"- latin-1 name\n")
+    os.makedirs(os.path.join(memory, b"r\xe9sum\xe9s", b"inner"))
+    with open(os.path.join(memory, b"r\xe9sum\xe9s", b"inner", b"cv.md"), "wb") as handle:
+        handle.write(b"- in a latin-1 folder\n")
+    with open(os.path.join(memory, b"photo\xe9.jpg"), "wb") as handle:
+        handle.write(b"not memory")
+    ws = Workspace(workspace)
+    assert rels(ws) == rels(ws) == ["memory/kept.md"]
+    assert ws.misnamed == {f"{workspace}/memory/caf\\xe9.md", f"{workspace}/memory/r\\xe9sum\\xe9s"}
+    assert sorted(r.getMessage() for r in caplog.records if "not UTF-8" in r.getMessage()) == [
+        f"skipping {workspace}/memory/caf\\xe9.md: its name is not UTF-8 text; rename it to have it indexed",
+        f"skipping {workspace}/memory/r\\xe9sum\\xe9s: its name is not UTF-8 text; rename it to have it indexed",
+    ]
+    watched = os.fsdecode(os.path.join(memory, b"r\xe9sum\xe9s", b"inner", b"cv.md"))
+    assert ws.classify(Path(os.fsdecode(os.path.join(memory, b"caf\xe9.md")))) is None
+    assert ws.classify(Path(watched)) is None
+
+
 def test_discovery_skips_symlinked_files_and_folders_inside_memory(
     workspace: Path, tmp_path: Path, write: Callable[[str, str], Path]
 ) -> None:

@@ -112,6 +112,18 @@ def _skipped(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file or folder name is UTF-8 text. Python holds another name's bytes as lone surrogates, which
+    no answer path, index row or JSON reply can carry."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Workspace:
     """The memory files of one workspace folder."""
 
@@ -119,6 +131,7 @@ class Workspace:
         self.root = listed_path(root.expanduser().resolve())
         self.extra_roots = [r for r in (self._extra_root(p) for p in extra_paths) if r is not None]
         self.sessions_dir = self._sessions_root(sessions_dir) if sessions_dir is not None else None
+        self.misnamed: set[str] = set()  # memory files and folders skipped for a name that is not UTF-8, as shown
 
     def _sessions_root(self, raw: Path) -> Path:
         path = Path(os.path.expanduser(raw))
@@ -177,9 +190,21 @@ class Workspace:
                 if _skipped(entry.name) or entry.is_symlink() or entry.name in aliases:
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                    if self._named_in_utf8(entry):
+                        stack.append(Path(entry.path))
+                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False) and self._named_in_utf8(entry):
                     yield Path(entry.path)
+
+    def _named_in_utf8(self, entry: os.DirEntry[str]) -> bool:
+        """Whether ``entry`` has a UTF-8 name; one that has not is skipped, and named once in the log (and
+        in :attr:`misnamed`, for ``memdex doctor``)."""
+        if _utf8(entry.name):
+            return True
+        shown = os.fsencode(entry.path).decode("utf-8", errors="backslashreplace")
+        if shown not in self.misnamed:
+            self.misnamed.add(shown)
+            logger.warning("skipping %s: its name is not UTF-8 text; rename it to have it indexed", shown)
+        return False
 
     def _memory_file(self, path: Path) -> MemoryFile:
         return MemoryFile(self.relpath(path), path, base=self._open_base(path, None))
@@ -304,7 +329,7 @@ class Workspace:
         if target.suffix != ".md":
             return None
         base = self._allowed_base(target)
-        if base is None or any(_skipped(part) for part in target.relative_to(base).parts):
+        if base is None or any(_skipped(part) or not _utf8(part) for part in target.relative_to(base).parts):
             return None
         return self.relpath(target)
 
@@ -312,7 +337,7 @@ class Workspace:
         sessions = self.sessions_dir
         if sessions is None or target == sessions or not target.is_relative_to(sessions):
             return None
-        if any(_skipped(part) for part in target.relative_to(sessions).parts):
+        if any(_skipped(part) or not _utf8(part) for part in target.relative_to(sessions).parts):
             return None
         return self._transcript_rel(target)
 
