@@ -27,6 +27,18 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` is Unicode text, which UTF-8 can write. Python holds bytes that were not UTF-8 (in a file
+    name, a command-line argument) as lone surrogates, which no file, index row or JSON answer can carry."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_utf16(data: bytes) -> bool:
     """Whether a file's bytes start with a UTF-16 byte-order mark: a Markdown file saved by Windows PowerShell 5's
     ``>`` or ``Out-File``, or as Notepad's "Unicode"."""

@@ -100,6 +100,7 @@ async def test_a_keyword_search_reads_its_hits_hashes_with_its_candidates(
         ("gamma.example.com", "the old text is not in MEMORY.md; copy it exactly from memory_get"),
         ("- ", "the old text is in MEMORY.md 2 times; add neighbouring lines to it so it matches once"),
         ("", "old text is empty"),
+        ("- Deploys go out on Tuesd\udce4ys", "old text is not Unicode text"),
     ],
 )
 async def test_missing_or_repeated_text_is_refused_in_one_line_and_nothing_changes(
@@ -111,6 +112,14 @@ async def test_missing_or_repeated_text_is_refused_in_one_line_and_nothing_chang
     assert expected in str(refused.value) and "\n" not in str(refused.value)
     assert memory.read_text(encoding="utf-8") == MEMORY
     assert not (memory.parent / ".memdex" / "history.jsonl").exists()
+
+
+async def test_new_text_that_is_not_unicode_is_refused_not_a_traceback(make_engine: MakeEngine, memory: Path) -> None:
+    """``memdex edit --new`` given Latin-1 bytes on the command line: Python holds them as lone surrogates."""
+    async with make_engine() as engine:
+        with pytest.raises(InputError, match="^new text is not Unicode text .*; pass plain text$"):
+            await engine.edit("MEMORY.md", "Tuesdays", "Mittw\udcf6ch")
+    assert memory.read_text(encoding="utf-8") == MEMORY
 
 
 async def test_a_person_saving_in_an_editor_after_the_agent_read_makes_the_stale_edit_refused(

@@ -200,8 +200,11 @@ async def test_engine_read_applies_the_path_policy_and_reads_from_disk(
         ("中" * (MAX_APPEND_BYTES // 3 + 1), None),  # fewer characters than the limit, more bytes
         ("note", "first line\nsecond line"),
         ("note", "h" * (MAX_HEADING_CHARS + 1)),
+        ("caf\udce9 (a Latin-1 byte from the command line)", None),
+        ("note", "caf\udce9"),
     ],
-    ids=["empty", "whitespace", "nul", "nul-heading", "too-big", "too-many-bytes", "multiline-heading", "long-heading"],
+    ids=["empty", "whitespace", "nul", "nul-heading", "too-big", "too-many-bytes", "multiline-heading", "long-heading",
+         "not-unicode", "not-unicode-heading"],
 )
 def test_format_entry_rejects_unusable_appends(text: str, heading: str | None) -> None:
     with pytest.raises(InputError):

@@ -259,6 +259,15 @@ def test_resolve_refuses_paths_that_are_not_memory_files(populated: Workspace, r
         populated.resolve(raw)
 
 
+def test_resolve_refuses_a_path_that_is_not_unicode_though_the_file_exists(workspace: Path) -> None:
+    """``memdex get`` given Latin-1 bytes on the command line read a file that discovery skips."""
+    with open(os.path.join(os.fsencode(workspace / "memory"), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"- latin-1 name\n")
+    for must_exist in (True, False):
+        with pytest.raises(PathError, match=r"'memory/caf\\udce9.md' is not Unicode text .*UTF-8 names"):
+            Workspace(workspace).resolve("memory/caf\udce9.md", must_exist=must_exist)
+
+
 def test_resolve_refuses_an_absolute_path_outside_the_workspace(populated: Workspace, tmp_path: Path) -> None:
     assert (tmp_path / "secret.md").is_file()
     with pytest.raises(PathError, match="outside the memory files"):

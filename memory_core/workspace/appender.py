@@ -24,7 +24,7 @@ from typing import NamedTuple
 from ..errors import InputError
 from ..limits import MAX_APPEND_BYTES, MAX_HEADING_CHARS
 from ..models import AppendReceipt
-from ..textutil import decode_text, is_utf16, split_lines
+from ..textutil import decode_text, is_unicode, is_utf16, split_lines
 from . import seen
 from .history import Change
 from .locking import locked
@@ -42,6 +42,9 @@ def format_entry(text: str, heading: str | None) -> str:
         raise InputError("text is empty; pass the note to store")
     if "\x00" in text or (heading and "\x00" in heading):
         raise InputError("text contains a NUL byte; pass plain text")
+    if not is_unicode(text) or (heading and not is_unicode(heading)):
+        raise InputError(f"{'text' if not is_unicode(text) else 'heading'} is not Unicode text (bytes of another "
+                         "encoding, or half a character); pass plain text")
     size = len(text.encode("utf-8"))
     if size > MAX_APPEND_BYTES:
         raise InputError(f"text is {size} bytes; one append takes at most {MAX_APPEND_BYTES}. Split it into parts")

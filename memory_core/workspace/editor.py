@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 from ..limits import MAX_EDIT_BYTES
-from ..textutil import is_utf16
+from ..textutil import is_unicode, is_utf16
 from .files import DAILY_LOG
 from .history import Change, Entry
 from .locking import locked
@@ -101,7 +101,9 @@ def _check_text(text: str, name: str, *, empty: bool = False) -> None:
         raise InputError(f"{name} is empty; pass the exact text to replace, as memory_get shows it")
     if "\x00" in text:
         raise InputError(f"{name} contains a NUL byte; pass plain text")
-    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if not is_unicode(text):
+        raise InputError(f"{name} is not Unicode text (bytes of another encoding, or half a character); pass plain text")
+    size = len(text.encode("utf-8"))
     if size > MAX_EDIT_BYTES:
         raise InputError(f"{name} is {size} bytes; one edit takes at most {MAX_EDIT_BYTES} each. Edit in parts")
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, PathError
 from ..limits import MAX_PATH_CHARS, MAX_PATH_PARTS
+from ..textutil import is_unicode, shown
 from .memory_file import MemoryFile, real_dir, refusal, regular_file
 from .spelling import Listings, aliases_in, as_listed, listed_name, listed_path
 
@@ -75,6 +76,11 @@ def _spelled(raw: str) -> str:
     check_path_size(text)
     if "\x00" in text:
         raise PathError("path contains a NUL byte; pass a path exactly as memory_search returned it")
+    if not is_unicode(text):
+        raise PathError(
+            f"{shown(text)} is not Unicode text (bytes of another encoding?); memory files have UTF-8 names: pass a path "
+            "exactly as memory_search returned it"
+        )
     return text.replace("\\", "/")
 
 
@@ -110,18 +116,6 @@ def check_root(root: Path) -> None:
 
 def _skipped(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS
-
-
-def _utf8(name: str) -> bool:
-    """Whether a file or folder name is UTF-8 text. Python holds another name's bytes as lone surrogates, which
-    no answer path, index row or JSON reply can carry."""
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class Workspace:
@@ -190,20 +184,20 @@ class Workspace:
                 if _skipped(entry.name) or entry.is_symlink() or entry.name in aliases:
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if self._named_in_utf8(entry):
+                    if self._unicode_named(entry):
                         stack.append(Path(entry.path))
-                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False) and self._named_in_utf8(entry):
+                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False) and self._unicode_named(entry):
                     yield Path(entry.path)
 
-    def _named_in_utf8(self, entry: os.DirEntry[str]) -> bool:
+    def _unicode_named(self, entry: os.DirEntry[str]) -> bool:
         """Whether ``entry`` has a UTF-8 name; one that has not is skipped, and named once in the log (and
         in :attr:`misnamed`, for ``memdex doctor``)."""
-        if _utf8(entry.name):
+        if is_unicode(entry.name):
             return True
-        shown = os.fsencode(entry.path).decode("utf-8", errors="backslashreplace")
-        if shown not in self.misnamed:
-            self.misnamed.add(shown)
-            logger.warning("skipping %s: its name is not UTF-8 text; rename it to have it indexed", shown)
+        spelled = os.fsencode(entry.path).decode("utf-8", errors="backslashreplace")
+        if spelled not in self.misnamed:
+            self.misnamed.add(spelled)
+            logger.warning("skipping %s: its name is not UTF-8 text; rename it to have it indexed", spelled)
         return False
 
     def _memory_file(self, path: Path) -> MemoryFile:
@@ -329,7 +323,7 @@ class Workspace:
         if target.suffix != ".md":
             return None
         base = self._allowed_base(target)
-        if base is None or any(_skipped(part) or not _utf8(part) for part in target.relative_to(base).parts):
+        if base is None or any(_skipped(part) or not is_unicode(part) for part in target.relative_to(base).parts):
             return None
         return self.relpath(target)
 
@@ -337,7 +331,7 @@ class Workspace:
         sessions = self.sessions_dir
         if sessions is None or target == sessions or not target.is_relative_to(sessions):
             return None
-        if any(_skipped(part) or not _utf8(part) for part in target.relative_to(sessions).parts):
+        if any(_skipped(part) or not is_unicode(part) for part in target.relative_to(sessions).parts):
             return None
         return self._transcript_rel(target)
 
