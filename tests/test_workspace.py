@@ -196,7 +196,11 @@ def test_extra_paths_that_are_missing_or_not_markdown_are_skipped(
 ) -> None:
     write("notes.txt", "text")
     write("memory/a.md", "a")
-    ws = Workspace(workspace, ["missing-dir", "notes.txt"])
+    latin1 = os.path.join(os.fsencode(workspace), b"caf\xe9-notes")  # --extra-path given Latin-1 bytes
+    os.mkdir(latin1)
+    with open(os.path.join(latin1, b"b.md"), "wb") as handle:
+        handle.write(b"b")
+    ws = Workspace(workspace, ["missing-dir", "notes.txt", os.fsdecode(latin1)])
     assert ws.extra_roots == []
     assert rels(ws) == ["memory/a.md"]
 

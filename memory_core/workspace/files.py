@@ -137,9 +137,12 @@ class Workspace:
     def _extra_root(self, raw: str) -> Path | None:
         path = Path(os.path.expanduser(raw))
         path = listed_path((path if path.is_absolute() else self.root / path).resolve())  # the user chose it
-        if path.is_dir() or (path.is_file() and path.suffix == ".md"):
+        if not is_unicode(self.relpath(path)):
+            logger.warning("extra path %s is not UTF-8 text where answer paths spell it; skipping it", raw)
+        elif path.is_dir() or (path.is_file() and path.suffix == ".md"):
             return path
-        logger.warning("extra path %s is neither a folder nor a .md file; skipping it", raw)
+        else:
+            logger.warning("extra path %s is neither a folder nor a .md file; skipping it", raw)
         return None
 
     # Discovery ----------------------------------------------------------------------------------
