@@ -119,7 +119,7 @@ async def doctor(settings: Settings) -> int:
 
 def _file_warnings(settings: Settings) -> list[str]:
     """Warnings naming the memory files saved as UTF-16, which memdex searches but does not write to, and those
-    it skips for a name that is not UTF-8."""
+    it skips for a name no answer path can spell."""
     workspace = Workspace(settings.workspace_dir, settings.extra_paths)
     warnings = []
     if found := utf16_files(workspace):  # a discovery, which fills workspace.misnamed too
@@ -128,7 +128,8 @@ def _file_warnings(settings: Settings) -> list[str]:
                         f"memory_edit refuse to write to {them}; save {them} as UTF-8")
     if misnamed := sorted(workspace.misnamed):
         them = "it" if len(misnamed) == 1 else "them"
-        warnings.append(f"{_names(misnamed)}: not indexed, since a name there is not UTF-8 text; rename {them}")
+        warnings.append(f"{_names(misnamed)}: not indexed, since a name there is not UTF-8 text or holds a "
+                        f"backslash; rename {them}")
     return warnings
 
 

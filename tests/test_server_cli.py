@@ -141,14 +141,14 @@ def test_doctor_names_the_memory_files_saved_as_utf16(workspace: Path) -> None:
     assert "WARNING:" not in _memdex("doctor", "--workspace", str(workspace)).stdout
 
 
-def test_doctor_names_the_memory_files_skipped_for_a_name_that_is_not_utf8(workspace: Path) -> None:
+def test_doctor_names_the_memory_files_skipped_for_a_name_no_answer_path_spells(workspace: Path) -> None:
     with open(os.path.join(os.fsencode(workspace / "memory"), b"caf\xe9.md"), "wb") as handle:
         handle.write(b"- latin-1 name\n")
     doctor = _memdex("doctor", "--workspace", str(workspace))
     warnings = [line for line in doctor.stdout.splitlines() if line.startswith("WARNING:")]
     assert doctor.returncode == 0, doctor.stdout
-    assert warnings == [f"WARNING: {workspace}/memory/caf\\xe9.md: not indexed, since a name there is not UTF-8 text; "
-                        "rename it"]  # fmt: skip
+    assert warnings == [f"WARNING: {workspace}/memory/caf\\xe9.md: not indexed, since a name there is not UTF-8 text "
+                        "or holds a backslash; rename it"]  # fmt: skip
 
 
 def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path, workspace: Path) -> None:

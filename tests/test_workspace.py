@@ -66,11 +66,12 @@ def test_discovery_skips_hidden_folders_git_node_modules_and_non_markdown(
     assert rels(Workspace(workspace)) == ["memory/kept.md", "memory/sub/real.md"]
 
 
-def test_discovery_skips_names_that_are_not_utf8_and_names_each_once(
+def test_discovery_skips_names_no_answer_path_spells_and_names_each_once(
     workspace: Path, write: Callable[[str, str], Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     """A name of Latin-1 bytes (an old archive unpacked, a Samba share) is held by Python as lone surrogates, which
-    no index row or JSON answer can carry: one such file made every sync fail, so nothing was searchable."""
+    no index row or JSON answer can carry: one such file made every sync fail, so nothing was searchable. A name
+    with a backslash was returned by search, and memory_get could not read it back."""
     write("memory/kept.md", "kept")
     memory = os.fsencode(workspace / "memory")
     with open(os.path.join(memory, b"caf\xe9.md"), "wb") as handle:
@@ -80,10 +81,14 @@ def test_discovery_skips_names_that_are_not_utf8_and_names_each_once(
         handle.write(b"- in a latin-1 folder\n")
     with open(os.path.join(memory, b"photo\xe9.jpg"), "wb") as handle:
         handle.write(b"not memory")
+    write("memory/back\\slash.md", "a name a Windows tool made on a share: given back, it reads as back/slash.md")
     ws = Workspace(workspace)
     assert rels(ws) == rels(ws) == ["memory/kept.md"]
-    assert ws.misnamed == {f"{workspace}/memory/caf\\xe9.md", f"{workspace}/memory/r\\xe9sum\\xe9s"}
-    assert sorted(r.getMessage() for r in caplog.records if "not UTF-8" in r.getMessage()) == [
+    assert ws.misnamed == {f"{workspace}/memory/caf\\xe9.md", f"{workspace}/memory/r\\xe9sum\\xe9s",
+                           f"{workspace}/memory/back\\slash.md"}  # fmt: skip
+    assert sorted(r.getMessage() for r in caplog.records if "rename it" in r.getMessage()) == [
+        f"skipping {workspace}/memory/back\\slash.md: its name holds a backslash, which memdex reads as a folder "
+        "separator; rename it to have it indexed",
         f"skipping {workspace}/memory/caf\\xe9.md: its name is not UTF-8 text; rename it to have it indexed",
         f"skipping {workspace}/memory/r\\xe9sum\\xe9s: its name is not UTF-8 text; rename it to have it indexed",
     ]

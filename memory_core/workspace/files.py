@@ -118,6 +118,15 @@ def _skipped(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS
 
 
+def _unanswerable(name: str) -> str | None:
+    """Why no answer path can spell a file or folder name, or None: bytes that are not UTF-8 (which Python holds
+    as lone surrogates, and no index row or JSON answer can carry), or a backslash (possible on Linux only), which
+    memdex reads as a folder separator in a path given back."""
+    if not is_unicode(name):
+        return "its name is not UTF-8 text"
+    return "its name holds a backslash, which memdex reads as a folder separator" if "\\" in name else None
+
+
 class Workspace:
     """The memory files of one workspace folder."""
 
@@ -125,7 +134,7 @@ class Workspace:
         self.root = listed_path(root.expanduser().resolve())
         self.extra_roots = [r for r in (self._extra_root(p) for p in extra_paths) if r is not None]
         self.sessions_dir = self._sessions_root(sessions_dir) if sessions_dir is not None else None
-        self.misnamed: set[str] = set()  # memory files and folders skipped for a name that is not UTF-8, as shown
+        self.misnamed: set[str] = set()  # memory files and folders skipped for a name no answer path spells, as shown
 
     def _sessions_root(self, raw: Path) -> Path:
         path = Path(os.path.expanduser(raw))
@@ -187,20 +196,21 @@ class Workspace:
                 if _skipped(entry.name) or entry.is_symlink() or entry.name in aliases:
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if self._unicode_named(entry):
+                    if self._answerable(entry):
                         stack.append(Path(entry.path))
-                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False) and self._unicode_named(entry):
+                elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False) and self._answerable(entry):
                     yield Path(entry.path)
 
-    def _unicode_named(self, entry: os.DirEntry[str]) -> bool:
-        """Whether ``entry`` has a UTF-8 name; one that has not is skipped, and named once in the log (and
-        in :attr:`misnamed`, for ``memdex doctor``)."""
-        if is_unicode(entry.name):
+    def _answerable(self, entry: os.DirEntry[str]) -> bool:
+        """Whether an answer path can spell ``entry``'s name; one it cannot is skipped, and named once in the log
+        (and in :attr:`misnamed`, for ``memdex doctor``)."""
+        problem = _unanswerable(entry.name)
+        if problem is None:
             return True
         spelled = os.fsencode(entry.path).decode("utf-8", errors="backslashreplace")
         if spelled not in self.misnamed:
             self.misnamed.add(spelled)
-            logger.warning("skipping %s: its name is not UTF-8 text; rename it to have it indexed", spelled)
+            logger.warning("skipping %s: %s; rename it to have it indexed", spelled, problem)
         return False
 
     def _memory_file(self, path: Path) -> MemoryFile:
@@ -326,7 +336,7 @@ class Workspace:
         if target.suffix != ".md":
             return None
         base = self._allowed_base(target)
-        if base is None or any(_skipped(part) or not is_unicode(part) for part in target.relative_to(base).parts):
+        if base is None or any(_skipped(part) or _unanswerable(part) for part in target.relative_to(base).parts):
             return None
         return self.relpath(target)
 
@@ -334,7 +344,7 @@ class Workspace:
         sessions = self.sessions_dir
         if sessions is None or target == sessions or not target.is_relative_to(sessions):
             return None
-        if any(_skipped(part) or not is_unicode(part) for part in target.relative_to(sessions).parts):
+        if any(_skipped(part) or _unanswerable(part) for part in target.relative_to(sessions).parts):
             return None
         return self._transcript_rel(target)
 
