@@ -5,13 +5,15 @@ Real files, real SQLite, real subprocesses (a second writer, a CLI, a process ki
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import resource
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -20,6 +22,9 @@ from helpers import eventually
 from mcp import Client
 
 from memdex.memory_core import InputError, MemoryEngine, PathError
+from memdex.memory_core.workspace.appender import append_entry
+from memdex.memory_core.workspace.files import Workspace
+from memdex.memory_core.workspace.history import Change, History
 from memdex.memory_core.workspace.memory_file import TEMP_NAME
 from memdex.server import build_server
 
@@ -282,6 +287,47 @@ async def test_a_1_mb_file_is_edited_in_the_middle_byte_exact(make_engine: MakeE
     assert path.read_bytes() == before.replace(b"- note 016000 about the project\n", b"- note 016000 was corrected\n")
     assert receipt.start_line == 16_001
     assert seconds < 5, f"a 1 MB edit took {seconds:.2f}s"
+
+
+@contextlib.contextmanager
+def _file_size_limit(limit: int) -> Iterator[None]:
+    """No file of this process grows past ``limit`` bytes: a write that would is cut short, the next refused (EFBIG),
+    as a full disk cuts it. Only a sync test's main thread may ignore the signal the kernel sends then."""
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_an_append_the_disk_cannot_take_leaves_no_half_note(workspace: Path) -> None:
+    """A write cut short (a full disk, a file size limit) left "- A long note about" at the end of MEMORY.md."""
+    memory = workspace / "MEMORY.md"
+    memory.write_text(MEMORY, encoding="utf-8")
+    file = Workspace(workspace).long_term_file()
+    with _file_size_limit(len(MEMORY) + 20), pytest.raises(OSError, match="File too large: 'MEMORY.md'"):
+        append_entry(file, "- A long note about the deploy freeze on Fridays, and why.\n")
+    assert memory.read_text(encoding="utf-8") == MEMORY
+    append_entry(file, "- Deploys freeze on Fridays.\n")
+    assert memory.read_text(encoding="utf-8") == MEMORY + "\n- Deploys freeze on Fridays.\n"
+
+
+def test_a_history_line_cut_short_loses_no_later_entry(workspace: Path) -> None:
+    """A line cut by a crash or a full disk swallowed the next entry, written on to the end of it."""
+    history = History(workspace)
+    change = Change("MEMORY.md", 0, "", "- note\n", "a" * 16, "b" * 16, 1, 1)
+    first = history.record(change, "append", "cli", "2026-12-07T06:00:00+00:00")
+    before = history.path.read_bytes()
+    with _file_size_limit(len(before) + 20), pytest.raises(OSError):
+        history.record(change, "append", "cli", "2026-12-07T06:01:00+00:00")
+    assert history.path.read_bytes() == before
+    with history.path.open("ab") as handle:
+        handle.write(b'{"id": "cut by a cra')
+    last = history.record(change, "append", "cli", "2026-12-07T06:02:00+00:00")
+    assert [entry.id for entry in history.entries()] == [first.id, last.id]
 
 
 # History and undo -------------------------------------------------------------------------------

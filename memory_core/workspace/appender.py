@@ -28,7 +28,7 @@ from ..textutil import decode_text, is_unicode, is_utf16, split_lines
 from . import seen
 from .history import Change
 from .locking import locked
-from .memory_file import HASH_CHARS, MemoryFile, utf16_refusal
+from .memory_file import HASH_CHARS, MemoryFile, append_whole, utf16_refusal
 
 RECENT_ENTRIES = 3
 TAIL_BYTES = 4 * MAX_APPEND_BYTES  # the last few entries, whatever their size
@@ -88,7 +88,10 @@ def append_change(file: MemoryFile, entry: str, *, title: str | None = None) -> 
         written = _in_line_endings(prefix + entry, tail)
         data = written.encode("utf-8")
         unchanged = seen.stamp_of(fd) == stamp  # no other writer since it was read
-        _write_all(fd, data)
+        try:
+            append_whole(fd, data)
+        except OSError as exc:  # nothing of the entry stays: say which file could not take it
+            raise OSError(exc.errno, exc.strerror, file.rel) from exc
         now = before.extended(data, seen.stamp_of(fd))  # before the fsync, which changes no stamp
         if unchanged and now.size == size + len(data):
             seen.remember(file.path, now)
@@ -183,10 +186,3 @@ def _blocks(fd: int, end: int) -> Iterator[bytes]:
     """The file's bytes before offset ``end``, a block at a time."""
     for start in range(0, end, _BLOCK):
         yield _read(fd, start, min(start + _BLOCK, end))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

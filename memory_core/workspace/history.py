@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, PathError
-from .memory_file import real_dir
+from .memory_file import append_whole, real_dir
 
 try:
     import fcntl
@@ -89,13 +89,13 @@ class History:
         """Append one entry and return it."""
         entry = Entry(secrets.token_hex(4), time, tool, client, change, undoes)
         data = (entry.line() + "\n").encode("utf-8")
-        fd = os.open(state_dir(self.root) / self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
+        fd = os.open(state_dir(self.root) / self.path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            if _cut_short(fd):  # a line cut by a crash: the entry starts a line of its own
+                data = b"\n" + data
+            append_whole(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -141,3 +141,12 @@ def undo_refusal(entry: Entry, later: list[Entry], now: str) -> str:
         f"{path} changed since {entry.id} outside memdex (its hash is {now}, {entry.id} left it at "
         f"{entry.change.after}); undo by hand, its pre-image is in `memdex history`"
     )
+
+
+def _cut_short(fd: int) -> bool:
+    """Whether the file open on ``fd`` ends inside a line (not in a newline)."""
+    size = os.fstat(fd).st_size
+    if not size:
+        return False
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    return os.read(fd, 1) != b"\n"

@@ -124,6 +124,21 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:HASH_CHARS]
 
 
+def append_whole(fd: int, data: bytes) -> None:
+    """Write ``data`` at the end of the file open on ``fd`` (``O_APPEND``), whole or not at all: when a write fails
+    (a full disk, a file size limit), what it had written is cut off again, unless another writer appended since."""
+    start = os.fstat(fd).st_size
+    view, done = memoryview(data), 0
+    try:
+        while done < len(data):
+            done += os.write(fd, view[done:])
+    except OSError:
+        with contextlib.suppress(OSError):
+            if done and os.fstat(fd).st_size == start + done:
+                os.ftruncate(fd, start)
+        raise
+
+
 def _write_new(name: str, data: bytes, mode: int, folder: int | None) -> None:
     """Create ``name`` (it must not exist), write ``data``, set ``mode``, fsync; nothing is left on failure."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _LAST_FLAGS, 0o600, dir_fd=folder)
