@@ -39,6 +39,15 @@ def is_unicode(text: str) -> bool:
     return True
 
 
+def with_replacements(text: str) -> str:
+    """``text`` with each lone surrogate written as U+FFFD, as a bad byte of a file is: JSON may escape one (half an
+    emoji that a JavaScript writer cut in two), and no index row can hold it."""
+    return text if is_unicode(text) else _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def is_utf16(data: bytes) -> bool:
     """Whether a file's bytes start with a UTF-16 byte-order mark: a Markdown file saved by Windows PowerShell 5's
     ``>`` or ``Out-File``, or as Notepad's "Unicode"."""

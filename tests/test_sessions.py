@@ -183,6 +183,27 @@ async def test_a_transcript_hit_has_source_sessions_a_virtual_path_and_jsonl_lin
         assert await search(engine, "deploy key rotated") == [("MEMORY.md", "memory")]
 
 
+async def test_half_an_emoji_in_a_transcript_is_a_replacement_character_not_a_failed_sync(
+    with_sessions: Engine, sessions_dir: Path, write: Callable[[str, str], Path]
+) -> None:
+    """A JavaScript writer that cuts a message inside an emoji escapes the half it keeps ("\\ud83d"), which JSON
+    reads as a lone surrogate: the index refused it, and every sync failed, so nothing was searchable. A
+    transcript saved as UTF-16 is read as its text, as a Markdown file is."""
+    write("MEMORY.md", "# Memory\n\n- The deploy key is rotated monthly.\n")
+    (sessions_dir / "cut.jsonl").write_text(jsonl(user("Ship the PERIWINKLE build \ud83d"), assistant("Done \U0001f600")))
+    (sessions_dir / "utf16.jsonl").write_bytes(jsonl(user("Where is the OKAPI?")).encode("utf-16"))
+    async with with_sessions() as engine:
+        await engine.sync()
+        [cut] = (await engine.search("PERIWINKLE")).results
+        [utf16] = (await engine.search("OKAPI")).results
+        memory = await search(engine, "deploy key rotated")
+        excerpt = await engine.read("sessions/cut.jsonl")
+    assert 'build \\ud83d"' in (sessions_dir / "cut.jsonl").read_text(encoding="utf-8")  # as the writer escaped it
+    assert cut.snippet == excerpt.text == "User: Ship the PERIWINKLE build \ufffd\nAssistant: Done \U0001f600"
+    assert utf16.path == "sessions/utf16.jsonl" and utf16.snippet == "User: Where is the OKAPI?"
+    assert memory == [("MEMORY.md", "memory")]
+
+
 async def test_memory_get_on_a_transcript_hit_returns_the_user_and_assistant_excerpt(
     with_sessions: Engine, sessions_dir: Path
 ) -> None:

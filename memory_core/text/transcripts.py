@@ -6,7 +6,8 @@ A transcript holds one JSON object per line. A line counts when it is a user or 
 list of parts, of which only ``{"type": "text", "text": ...}`` parts count (joined with a space);
 tool calls, tool results, images, system messages, blank lines and lines that are not JSON are
 skipped. Each kept message becomes one flattened line, ``User: …`` or ``Assistant: …``, with its
-whitespace (newlines included) collapsed to single spaces, and the line map records which JSONL
+whitespace (newlines included) collapsed to single spaces and half a character that JSON escaped alone
+(``"\\ud83d"``, an emoji cut in two) written as U+FFFD, and the line map records which JSONL
 line (1-based) it came from. Chunks and excerpts are addressed by JSONL line numbers, so a search
 hit points at the lines of the transcript file itself.
 """
@@ -17,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..textutil import split_lines
+from ..textutil import split_lines, with_replacements
 from .chunking import Chunk, chunk_markdown
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -65,7 +66,7 @@ def _flatten(record: Any) -> str | None:
     speaker = SPEAKERS.get(role) if isinstance(role, str) else None
     if speaker is None:
         return None
-    text = " ".join(message_text(message.get("content")).split())
+    text = " ".join(with_replacements(message_text(message.get("content"))).split())
     return f"{speaker}: {text}" if text else None
 
 
