@@ -132,6 +132,32 @@ async def test_a_misspelt_search_says_which_word_found_nothing_and_what_the_note
 
 
 @pytest.mark.both_stores
+async def test_a_term_longer_than_any_word_is_searched_as_written_and_not_looked_up(
+    make_engine: MakeEngine, write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query of one 2,000-letter term (a pasted key or blob) was looked up as a misspelling, a compound and
+    another ending: about 100,000 strings of its length counted in the index, a cost that grows with the square
+    of the term's length (at the tool's 8,000 characters: minutes and gigabytes). A word the notes hold beside
+    it is still found, and the answer still says the term is held by no note."""
+    write("MEMORY.md", "# Memory\n\n- The deploy token is rotated on Mondays.\n")
+    blob = "q" * 2000
+    async with make_engine(embedding=KEYWORD) as engine:
+        await engine.sync()
+        counted: list[str] = []
+        term_counts = engine.index.ops.term_counts
+
+        def counting(conn: object, words: Sequence[str]) -> Mapping[str, int]:
+            counted.extend(words)
+            return term_counts(conn, words)
+
+        monkeypatch.setattr(engine.index.ops, "term_counts", counting)  # the store's module: put back after the test
+        alone = await engine.search(blob)
+        beside = await engine.search(f"rotated {blob}")
+    assert len(counted) < 20 and all(len(word) <= 2001 for word in counted)
+    assert alone.results == [] and "nothing in memory matches" in (alone.warning or "")
+    assert [hit.path for hit in beside.results] == ["MEMORY.md"] and 'no note holds "qqq' in (beside.warning or "")
+
+
 async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
     make_engine: MakeEngine, write: Callable[[str, str], Path]
 ) -> None:

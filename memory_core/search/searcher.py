@@ -60,6 +60,9 @@ from .snippets import Window, fit, to_hit
 from .written_dates import written_dates
 
 MAX_UNHELD = 5  # the query's words no note holds named in a warning, at most
+# A query term longer than this is no word (a pasted key or blob): it is searched as written, and not looked up as
+# a compound, a misspelling or another ending, which cost the square of its length (one 8,000-letter word: minutes).
+MAX_WORD_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -262,14 +265,17 @@ class Searcher:
                 return new
 
             missing = [term for term in terms if not counts[term]]
-            written = self._compounds(conn, request.text, terms, missing, count) if missing and chunks else {}
-            unheld = [term for term in missing if term not in written]
+            word_like = [term for term in missing if len(term) <= MAX_WORD_CHARS]  # the rest is looked up as written
+            written = self._compounds(conn, request.text, terms, word_like, count) if word_like and chunks else {}
+            unheld = [term for term in word_like if term not in written]
             hints = self._near_words(conn, unheld, count) if unheld and chunks else {}
             if chunks and (rest := [term for term in unheld if term not in hints]):  # no typo: another ending?
                 written |= self._other_endings(conn, terms, rest, count)
+            if chunks:
                 found.unheld = [
-                    term for term in rest
-                    if term not in written and not english_share(term) and not is_gram(term) and not is_function_word(term)
+                    term for term in missing
+                    if term not in written and term not in hints and not english_share(term) and not is_gram(term)
+                    and not is_function_word(term)
                 ]  # fmt: skip
             if chunks and (marks := {w: mark for w, mark in query_acronym_marks(request.text).items() if w in repeats}):
                 # an acronym that reads as a word ("IT", "US"), asked in capitals: as the notes write it in capitals,
