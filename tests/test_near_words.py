@@ -138,7 +138,7 @@ async def test_a_term_longer_than_any_word_is_searched_as_written_and_not_looked
     """A query of one 2,000-letter term (a pasted key or blob) was looked up as a misspelling, a compound and
     another ending: about 100,000 strings of its length counted in the index, a cost that grows with the square
     of the term's length (at the tool's 8,000 characters: minutes and gigabytes). A word the notes hold beside
-    it is still found, and the answer still says the term is held by no note."""
+    it is still found, and the answer still says the term is held by no note, by its start."""
     write("MEMORY.md", "# Memory\n\n- The deploy token is rotated on Mondays.\n")
     blob = "q" * 2000
     async with make_engine(embedding=KEYWORD) as engine:
@@ -155,7 +155,8 @@ async def test_a_term_longer_than_any_word_is_searched_as_written_and_not_looked
         beside = await engine.search(f"rotated {blob}")
     assert len(counted) < 20 and all(len(word) <= 2001 for word in counted)
     assert alone.results == [] and "nothing in memory matches" in (alone.warning or "")
-    assert [hit.path for hit in beside.results] == ["MEMORY.md"] and 'no note holds "qqq' in (beside.warning or "")
+    assert [hit.path for hit in beside.results] == ["MEMORY.md"]
+    assert beside.warning == f'no note holds "{"q" * 37}...": these results match the rest of the query'  # not 2,000 q's
 
 
 async def test_an_answer_is_ranked_with_the_hint_in_place_of_the_misspelt_word(
