@@ -77,5 +77,9 @@ def clip(text: str, limit: int) -> str:
 
 def shown(value: object, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters: a refused argument quoted back, never at its full size."""
-    text = repr(value)
+    return shortened(repr(value), limit)
+
+
+def shortened(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking the cut."""
     return text if len(text) <= limit else f"{text[: limit - 3]}..."

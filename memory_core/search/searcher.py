@@ -36,6 +36,7 @@ from ..text.terms import (
     written_words,
 )
 from ..text.word_frequencies import english_share
+from ..textutil import shortened
 from .compounds import (
     HEAD_TERMS,
     Count,
@@ -528,14 +529,9 @@ def _no_terms(text: str) -> str:
 def _unheld_text(words: Sequence[str], mode: str) -> str:
     """The query's words no note holds, named, so the caller knows the hits answer the rest of the query: "redis
     eviction policy" gets the note on Redis's port, and the memory says nothing of eviction."""
-    named = ", ".join(f'"{_shortened(word)}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
+    named = ", ".join(f'"{shortened(word)}"' for word in words[:MAX_UNHELD]) + (", ..." if len(words) > MAX_UNHELD else "")
     rest = "the rest of the query or its meaning" if mode == "hybrid" else "the rest of the query"
     return f"no note holds {named}: these results match {rest}"
-
-
-def _shortened(word: str, limit: int = 40) -> str:
-    """``word`` as a warning names it: a pasted blob by its start."""
-    return word if len(word) <= limit else f"{word[: limit - 3]}..."
 
 
 def _straddling(text: str, words: Sequence[str], terms: Iterable[str]) -> list[str]:
